@@ -1,0 +1,76 @@
+#include "gpu_info.hpp"
+
+#include <dlfcn.h>
+
+#include "cuda_check.cuh"
+
+namespace mnist {
+namespace {
+
+// NVML is opened at run time so that nothing links against the driver: the build works on
+// machines without one, and a missing NVML only leaves the clock fields unknown.
+struct Nvml {
+  using Init = int (*)();
+  using Handle = int (*)(unsigned, void**);
+  using Clock = int (*)(void*, int, unsigned*);
+  using Version = int (*)(char*, unsigned);
+  static constexpr int kClockSm = 1;  // NVML_CLOCK_SM
+
+  void read(GpuInfo& info, int device) const {
+    void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return;
+    auto init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
+    auto handle_of = reinterpret_cast<Handle>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+    auto clock = reinterpret_cast<Clock>(dlsym(lib, "nvmlDeviceGetClockInfo"));
+    auto max_clock = reinterpret_cast<Clock>(dlsym(lib, "nvmlDeviceGetMaxClockInfo"));
+    auto version = reinterpret_cast<Version>(dlsym(lib, "nvmlSystemGetDriverVersion"));
+    void* handle = nullptr;
+    unsigned mhz = 0;
+    char text[96] = {};
+    if (init && handle_of && init() == 0 && handle_of(device, &handle) == 0) {
+      if (clock && clock(handle, kClockSm, &mhz) == 0) info.sm_clock_mhz = static_cast<int>(mhz);
+      if (max_clock && max_clock(handle, kClockSm, &mhz) == 0) {
+        info.max_sm_clock_mhz = static_cast<int>(mhz);
+      }
+      if (version && version(text, sizeof text) == 0) info.driver = text;
+    }
+  }
+};
+
+}  // namespace
+
+bool gpu_available() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+GpuInfo query_gpu() {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
+    throw CudaError(std::string("no CUDA-capable GPU found: ") +
+                    (status == cudaSuccess ? "no devices" : cudaGetErrorString(status)));
+  }
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp props{};
+  CUDA_CHECK(cudaGetDeviceProperties(&props, device));
+  GpuInfo info;
+  info.name = props.name;
+  info.multiprocessors = props.multiProcessorCount;
+  info.driver = "unknown";
+  CUDA_CHECK(cudaDriverGetVersion(&info.driver_version));
+  CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
+  Nvml{}.read(info, device);
+  return info;
+}
+
+std::string describe(const GpuInfo& info) {
+  auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  return info.name + ", " + std::to_string(info.multiprocessors) + " SMs, SM clock " +
+         std::to_string(info.sm_clock_mhz) + "/" + std::to_string(info.max_sm_clock_mhz) +
+         " MHz, driver " + info.driver + " (CUDA " + version(info.driver_version) +
+         "), runtime " + version(info.runtime_version);
+}
+
+}  // namespace mnist

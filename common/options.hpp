@@ -1,0 +1,26 @@
+// Command line of the chapter trainers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "model.hpp"
+
+namespace mnist {
+
+struct TrainOptions {
+  std::string data_dir;  // holds the four IDX files
+  LayerSizes layers;
+  int epochs = 0;
+  int batch = 0;
+  float learning_rate = 0;
+  uint64_t seed = 0;
+  std::string out_dir;  // where the CSV files go
+};
+
+// Returns false after printing the usage for --help; throws std::invalid_argument with a
+// one-line message for anything it cannot accept.
+bool parse_train_options(int argc, char** argv, const std::string& default_data_dir,
+                         TrainOptions& options);
+
+}  // namespace mnist

@@ -1,0 +1,101 @@
+// The trainer program of every chapter: `build/train_NN_name --help`.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "cuda_check.cuh"
+#include "gemm_interface.cuh"
+#include "gpu_info.hpp"
+#include "options.hpp"
+#include "rng.hpp"
+#include "trainer.cuh"
+
+namespace mnist {
+namespace {
+
+std::ofstream open_csv(const std::string& path, const char* header) {
+  std::ofstream file(path);
+  if (!file) throw std::runtime_error("cannot write " + path);
+  file << header << '\n';
+  return file;
+}
+
+int run(int argc, char** argv) {
+  TrainOptions options;
+  if (!parse_train_options(argc, argv, MNIST_DATA_DIR, options)) return 0;
+  const GpuInfo gpu = query_gpu();
+  const Dataset data = load_dataset(options.data_dir);
+  Trainer trainer(init_params(options.layers, options.seed), data, options.batch);
+
+  const std::string layers = format_layer_sizes(options.layers);
+  std::printf("chapter %s | %s\n", chapter_name(), describe(gpu).c_str());
+  std::printf("layers %s, batch %d, lr %g, seed %llu, %d train / %d test images, %.1f MiB on the GPU\n",
+              layers.c_str(), options.batch, options.learning_rate,
+              static_cast<unsigned long long>(options.seed), data.train.count, data.test.count,
+              trainer.device_bytes() / 1048576.0);
+
+  std::filesystem::create_directories(options.out_dir);
+  const std::string prefix = options.out_dir + "/" + chapter_name();
+  std::ofstream steps_csv = open_csv(prefix + "_steps.csv", "chapter,epoch,step,loss");
+  std::ofstream epochs_csv = open_csv(
+      prefix + "_epochs.csv",
+      "chapter,gpu,layers,batch,lr,seed,epoch,train_loss,test_loss,test_accuracy,train_ms");
+
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  const int steps = trainer.loss_slots();
+  std::printf("%5s %12s %12s %10s %10s\n", "epoch", "train_loss", "test_loss", "test_acc", "ms");
+  for (int epoch = 0; epoch < options.epochs; ++epoch) {
+    trainer.set_order(epoch_order(data.train.count, options.seed, epoch));
+    CUDA_CHECK(cudaEventRecord(start, trainer.stream()));
+    for (int s = 0; s < steps; ++s) {
+      const int first = s * options.batch;
+      trainer.step(first, std::min(options.batch, data.train.count - first),
+                   options.learning_rate, s);
+    }
+    CUDA_CHECK(cudaEventRecord(stop, trainer.stream()));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+
+    const std::vector<float> losses = trainer.losses(steps);
+    double loss_sum = 0;
+    for (int s = 0; s < steps; ++s) {
+      if (!std::isfinite(losses[s])) {
+        throw std::runtime_error("training loss is " + std::to_string(losses[s]) + " at epoch " +
+                                 std::to_string(epoch + 1) + ", step " + std::to_string(s + 1) +
+                                 " (diverged: try a smaller --lr)");
+      }
+      loss_sum += losses[s];
+      steps_csv << chapter_name() << ',' << epoch + 1 << ',' << epoch * steps + s + 1 << ','
+                << losses[s] << '\n';
+    }
+    const Evaluation test = trainer.evaluate();
+    std::printf("%5d %12.5f %12.5f %9.2f%% %10.1f\n", epoch + 1, loss_sum / steps, test.mean_loss,
+                100 * test.accuracy, ms);
+    std::fflush(stdout);
+    epochs_csv << chapter_name() << ",\"" << gpu.name << "\"," << layers << ',' << options.batch
+               << ',' << options.learning_rate << ',' << options.seed << ',' << epoch + 1 << ','
+               << loss_sum / steps << ',' << test.mean_loss << ',' << test.accuracy << ',' << ms
+               << '\n';
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  std::printf("wrote %s_steps.csv and %s_epochs.csv\n", prefix.c_str(), prefix.c_str());
+  return 0;
+}
+
+}  // namespace
+}  // namespace mnist
+
+int main(int argc, char** argv) {
+  try {
+    return mnist::run(argc, argv);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "error: %s\n", error.what());
+    return 1;
+  }
+}

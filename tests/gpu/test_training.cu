@@ -1,0 +1,118 @@
+// A chapter's trainer against the CPU reference trainer: same initial weights, same batch order,
+// the reference rounding exactly where the GPU rounds (Arithmetic::kMirrorGpu).
+//   test_training_NN_name DATA_DIR
+// 1. Loss curve: the first kSteps per-step losses agree within kLossTolerance. As a control, a
+//    reference with a 10% larger learning rate must NOT agree within it: the tolerance is tight
+//    enough to see a real difference in the training.
+// 2. The step loop allocates nothing: the arena's cudaMalloc count and the free device memory
+//    are the same before and after the steps.
+// 3. Accuracy: one epoch of a 784-256-256-256-10 model reaches kMinAccuracy on the test set.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "check.hpp"
+#include "cuda_check.cuh"
+#include "gemm_interface.cuh"
+#include "gpu_info.hpp"
+#include "idx.hpp"
+#include "reference_trainer.hpp"
+#include "rng.hpp"
+#include "trainer.cuh"
+
+using namespace mnist;
+
+namespace {
+
+constexpr int kBatch = 32;
+constexpr int kSteps = 400;
+constexpr float kLearningRate = 0.05f;
+constexpr uint64_t kSeed = 42;
+// Largest per-step |GPU loss - reference loss| accepted. The two differ only in the GPU's fp32
+// accumulation order (which moves an fp16 rounding now and then); the gap such flips produced
+// over these steps, and the gap of the 10% learning-rate control, are printed on every run.
+constexpr double kLossTolerance = 0.05;
+constexpr double kMinAccuracy = 0.95;
+
+size_t free_device_bytes() {
+  size_t free_bytes = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  return free_bytes;
+}
+
+std::vector<double> reference_curve(const ModelParams& init, const Dataset& data,
+                                    const std::vector<int>& order, double learning_rate) {
+  ReferenceTrainer reference(init, Arithmetic::kMirrorGpu);
+  std::vector<double> losses;
+  for (int s = 0; s < kSteps; ++s) {
+    losses.push_back(reference.train_step(data.train, &order[s * kBatch], kBatch, learning_rate));
+  }
+  return losses;
+}
+
+double largest_gap(const std::vector<float>& gpu, const std::vector<double>& reference) {
+  double gap = 0;
+  for (size_t s = 0; s < gpu.size(); ++s) {
+    const double d = std::fabs(gpu[s] - reference[s]);
+    gap = std::isnan(d) ? INFINITY : std::max(gap, d);
+  }
+  return gap;
+}
+
+void test_loss_curve(const Dataset& data) {
+  const ModelParams init = init_params({784, 128, 128, 128, 10}, kSeed);
+  const std::vector<int> order = epoch_order(data.train.count, kSeed, 0);
+  Trainer trainer(init, data, kBatch);
+  trainer.set_order(order);
+
+  const long mallocs_before = DeviceArena::cuda_malloc_calls();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const size_t free_before = free_device_bytes();
+  for (int s = 0; s < kSteps; ++s) trainer.step(s * kBatch, kBatch, kLearningRate, s);
+  const std::vector<float> gpu = trainer.losses(kSteps);
+  CHECK_MSG(DeviceArena::cuda_malloc_calls() == mallocs_before, "no cudaMalloc in the step loop");
+  CHECK_MSG(free_device_bytes() == free_before, "device memory in use unchanged by the steps");
+
+  const double gap = largest_gap(gpu, reference_curve(init, data, order, kLearningRate));
+  const double control_gap = largest_gap(gpu, reference_curve(init, data, order, 1.1 * kLearningRate));
+  std::printf("loss curve, %d steps of 784-128-128-128-10: GPU %.4f -> %.4f; largest gap to the "
+              "reference %.2e (tolerance %.2e); to the lr x 1.1 control %.2e\n",
+              kSteps, gpu.front(), gpu.back(), gap, kLossTolerance, control_gap);
+  CHECK_MSG(gap <= kLossTolerance, "GPU loss curve follows the reference");
+  CHECK_MSG(control_gap > kLossTolerance, "the tolerance tells a 10% learning-rate change apart");
+}
+
+void test_accuracy(const Dataset& data) {
+  constexpr int kHidden = 256;
+  Trainer trainer(init_params({784, kHidden, kHidden, kHidden, 10}, kSeed), data, kBatch);
+  trainer.set_order(epoch_order(data.train.count, kSeed, 0));
+  for (int s = 0; s < trainer.loss_slots(); ++s) {
+    const int first = s * kBatch;
+    trainer.step(first, std::min(kBatch, data.train.count - first), kLearningRate, s);
+  }
+  const Evaluation test = trainer.evaluate();
+  std::printf("one epoch of 784-256-256-256-10: test loss %.4f, accuracy %.2f%% (need %.0f%%)\n",
+              test.mean_loss, 100 * test.accuracy, 100 * kMinAccuracy);
+  CHECK_MSG(test.accuracy >= kMinAccuracy, "one epoch learns MNIST");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string name = std::string("training ") + chapter_name();
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
+    return 2;
+  }
+  if (!gpu_available()) return testing::skip(name.c_str(), "no CUDA device");
+  try {
+    std::printf("%s on %s\n", name.c_str(), describe(query_gpu()).c_str());
+    const Dataset data = load_dataset(argv[1]);
+    test_loss_curve(data);
+    test_accuracy(data);
+  } catch (const std::exception& error) {
+    CHECK_MSG(false, error.what());
+  }
+  return testing::finish(name.c_str());
+}

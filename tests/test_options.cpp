@@ -1,0 +1,62 @@
+// The trainer's command line: defaults, every option, and one clear error for each bad value.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "check.hpp"
+#include "options.hpp"
+
+using namespace mnist;
+
+namespace {
+
+// Parses `args`; returns the error message, or "" when they were accepted.
+std::string parse(std::vector<std::string> args, TrainOptions& options) {
+  std::vector<char*> argv = {const_cast<char*>("train")};
+  for (std::string& arg : args) argv.push_back(arg.data());
+  try {
+    parse_train_options(static_cast<int>(argv.size()), argv.data(), "default/dir", options);
+  } catch (const std::invalid_argument& error) {
+    return error.what();
+  }
+  return "";
+}
+
+bool rejected(std::vector<std::string> args, const std::string& expected_part) {
+  TrainOptions options;
+  const std::string error = parse(std::move(args), options);
+  return CHECK_MSG(error.find(expected_part) != std::string::npos, "got: '" + error + "'");
+}
+
+}  // namespace
+
+int main() {
+  TrainOptions options;
+  CHECK(parse({}, options).empty());
+  CHECK((options.layers == LayerSizes{784, 1024, 1024, 1024, 10}));
+  CHECK(options.data_dir == "default/dir" && options.batch == 32 && options.epochs == 5);
+
+  CHECK(parse({"--hidden", "128", "--batch", "256", "--epochs", "2", "--lr", "0.1", "--seed",
+               "7", "--data-dir", "d", "--out-dir", "o"},
+              options)
+            .empty());
+  CHECK((options.layers == LayerSizes{784, 128, 128, 128, 10}));
+  CHECK(options.batch == 256 && options.epochs == 2 && options.learning_rate == 0.1f);
+  CHECK(options.seed == 7 && options.data_dir == "d" && options.out_dir == "o");
+  CHECK(parse({"--layers", "784-300-10"}, options).empty());
+  CHECK((options.layers == LayerSizes{784, 300, 10}));
+
+  rejected({"--batch", "0"}, "--batch expects an integer in [1, 65536], got '0'");
+  rejected({"--batch", "12x"}, "--batch expects an integer");
+  rejected({"--epochs", "-3"}, "--epochs expects an integer");
+  rejected({"--lr", "0"}, "--lr expects a positive number, got '0'");
+  rejected({"--lr", "nan"}, "--lr expects a positive number");
+  rejected({"--hidden", "99999999999"}, "--hidden expects an integer");
+  rejected({"--layers", "784-0-10"}, "bad layer width '0'");
+  rejected({"--layers", "784--10"}, "bad layer width ''");
+  rejected({"--layers", "100-10"}, "must start at 784 and end at 10");
+  rejected({"--layers", "784-20"}, "must start at 784 and end at 10");
+  rejected({"--frobnicate", "1"}, "unknown option --frobnicate");
+  rejected({"--epochs"}, "missing value: --epochs");
+  return testing::finish("options");
+}

@@ -1,0 +1,141 @@
+// The CPU reference trainer that every chapter is compared against: its GEMM, its gradients
+// (against finite differences) and its training (the loss must fall on real MNIST).
+//   test_reference DATA_DIR
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "check.hpp"
+#include "idx.hpp"
+#include "reference_gemm.hpp"
+#include "reference_trainer.hpp"
+#include "rng.hpp"
+
+using namespace mnist;
+
+namespace {
+
+std::vector<double> random_values(size_t count, SplitMix64& rng) {
+  std::vector<double> values(count);
+  for (double& v : values) v = 2 * rng.uniform01() - 1;
+  return values;
+}
+
+void test_gemm_layouts() {
+  SplitMix64 rng(1);
+  const int m = 5, n = 7, k = 3;
+  for (Op op_a : {Op::N, Op::T}) {
+    for (Op op_b : {Op::N, Op::T}) {
+      const std::vector<double> a = random_values(m * k, rng), b = random_values(k * n, rng);
+      std::vector<double> c(m * n, NAN);
+      reference_gemm(m, n, k, a.data(), op_a, b.data(), op_b, c.data());
+      double worst = 0;
+      for (int i = 0; i < m; ++i) {
+        for (int j = 0; j < n; ++j) {
+          double sum = 0;
+          for (int p = 0; p < k; ++p) {
+            sum += (op_a == Op::N ? a[i * k + p] : a[p * m + i]) *
+                   (op_b == Op::N ? b[p * n + j] : b[j * k + p]);
+          }
+          worst = std::max(worst, std::fabs(c[i * n + j] - sum));
+        }
+      }
+      CHECK_MSG(worst < 1e-14, std::string("layout ") + op_name(op_a) + op_name(op_b));
+    }
+  }
+}
+
+Split random_split(int count, SplitMix64& rng) {
+  Split split;
+  split.count = count;
+  split.images.resize(static_cast<size_t>(count) * kPixels);
+  for (float& x : split.images) x = 2 * rng.uniform01() - 1;
+  for (int i = 0; i < count; ++i) split.labels.push_back(static_cast<uint8_t>(rng.below(kClasses)));
+  return split;
+}
+
+// Central differences of the batch loss against the analytic gradient, for a spread of weights
+// and biases in every layer, in float64.
+void test_gradients() {
+  SplitMix64 rng(2);
+  const Split split = random_split(6, rng);
+  std::vector<int> rows(split.count);
+  std::iota(rows.begin(), rows.end(), 0);
+  ReferenceTrainer trainer(init_params({784, 7, 5, 10}, 3), Arithmetic::kFloat64);
+  trainer.compute_gradients(split, rows.data(), split.count);
+
+  constexpr double kStep = 1e-6;
+  int compared = 0;
+  double worst = 0;
+  auto compare = [&](std::vector<double>& params, const std::vector<double>& analytic) {
+    const std::vector<double> saved_analytic = analytic;
+    for (size_t i = 0; i < params.size(); i += 1 + params.size() / 23) {
+      const double original = params[i];
+      params[i] = original + kStep;
+      const double up = trainer.compute_gradients(split, rows.data(), split.count);
+      params[i] = original - kStep;
+      const double down = trainer.compute_gradients(split, rows.data(), split.count);
+      params[i] = original;
+      const double numeric = (up - down) / (2 * kStep);
+      worst = std::max(worst, std::fabs(numeric - saved_analytic[i]) /
+                                  (1e-6 + std::fabs(saved_analytic[i])));
+      ++compared;
+    }
+  };
+  for (int l = 0; l < trainer.layers(); ++l) {
+    trainer.compute_gradients(split, rows.data(), split.count);
+    compare(trainer.weights(l), trainer.weight_gradient(l));
+    trainer.compute_gradients(split, rows.data(), split.count);
+    compare(trainer.biases(l), trainer.bias_gradient(l));
+  }
+  std::printf("gradient check: %d parameters, worst relative error %.2e\n", compared, worst);
+  CHECK(compared >= 50);
+  CHECK_MSG(worst < 1e-5, "analytic gradient matches central differences");
+}
+
+// A few hundred steps on MNIST: the loss must fall well below ln(10), and rounding operands to
+// fp16 (the GPU's arithmetic) must not change the curve by much.
+void test_training(const std::string& data_dir) {
+  const Dataset data = load_dataset(data_dir);
+  constexpr int kBatch = 32, kSteps = 300, kWindow = 50;
+  constexpr double kLearningRate = 0.05;
+  const ModelParams init = init_params({784, 64, 64, 64, 10}, 42);
+  const std::vector<int> order = epoch_order(data.train.count, 42, 0);
+  ReferenceTrainer mirror(init, Arithmetic::kMirrorGpu), exact(init, Arithmetic::kFloat64);
+  double first = 0, last = 0, largest_gap = 0;
+  for (int s = 0; s < kSteps; ++s) {
+    const double loss = mirror.train_step(data.train, &order[s * kBatch], kBatch, kLearningRate);
+    const double exact_loss =
+        exact.train_step(data.train, &order[s * kBatch], kBatch, kLearningRate);
+    largest_gap = std::max(largest_gap, std::fabs(loss - exact_loss));
+    if (s < kWindow) first += loss / kWindow;
+    if (s >= kSteps - kWindow) last += loss / kWindow;
+  }
+  const Evaluation test = mirror.evaluate(data.test);
+  std::printf("reference 784-64-64-64-10: loss %.4f (first %d steps) -> %.4f (last %d), "
+              "test accuracy %.4f, largest fp16-vs-fp64 loss gap %.2e\n",
+              first, kWindow, last, kWindow, test.accuracy, largest_gap);
+  CHECK_MSG(first > 1.0 && last < 0.5 * first, "the loss falls");
+  CHECK_MSG(test.accuracy > 0.85, "300 steps of SGD learn MNIST well past chance");
+  CHECK_MSG(largest_gap < 0.05, "fp16 operands barely move the loss curve");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
+    return 2;
+  }
+  test_gemm_layouts();
+  test_gradients();
+  try {
+    test_training(argv[1]);
+  } catch (const DataError& error) {
+    CHECK_MSG(false, std::string(error.what()) + " (run data/fetch.sh)");
+  }
+  return testing::finish("reference");
+}
