@@ -112,12 +112,17 @@ int run(int argc, char** argv) {
   int hidden = 1024, batch = 32;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (i + 1 >= argc) throw std::invalid_argument("usage: " + std::string(argv[0]) +
-                                                   " [--csv FILE] [--hidden H] [--batch B]");
-    if (flag == "--csv") csv_path = argv[++i];
-    else if (flag == "--hidden") hidden = std::stoi(argv[++i]);
-    else if (flag == "--batch") batch = std::stoi(argv[++i]);
-    else throw std::invalid_argument("unknown option " + flag);
+    if (i + 1 >= argc)
+      throw std::invalid_argument("usage: " + std::string(argv[0]) +
+                                  " [--csv FILE] [--hidden H] [--batch B]");
+    if (flag == "--csv")
+      csv_path = argv[++i];
+    else if (flag == "--hidden")
+      hidden = std::stoi(argv[++i]);
+    else if (flag == "--batch")
+      batch = std::stoi(argv[++i]);
+    else
+      throw std::invalid_argument("unknown option " + flag);
   }
   if (hidden < 1 || batch < 1) throw std::invalid_argument("--hidden and --batch must be positive");
   const GpuInfo gpu = query_gpu();
@@ -126,7 +131,8 @@ int run(int argc, char** argv) {
 
   const std::vector<Case> list = cases(hidden, batch);
   size_t most = 0;
-  for (const Case& c : list) most = std::max({most, size_t(c.m) * c.k, size_t(c.k) * c.n, size_t(c.m) * c.n});
+  for (const Case& c : list)
+    most = std::max({most, size_t(c.m) * c.k, size_t(c.k) * c.n, size_t(c.m) * c.n});
   std::vector<__half> host(most);
   SplitMix64 rng(2026);
   for (__half& x : host) x = __float2half_rn(2 * rng.uniform01() - 1);
@@ -164,8 +170,10 @@ int run(int argc, char** argv) {
     gemm(problem, stream);
     cublas_gemm(handle, reference);
     std::vector<float> mine(count), theirs(count);
-    CUDA_CHECK(cudaMemcpyAsync(mine.data(), c, count * sizeof(float), cudaMemcpyDeviceToHost, stream));
-    CUDA_CHECK(cudaMemcpyAsync(theirs.data(), c_ref, count * sizeof(float), cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(
+        cudaMemcpyAsync(mine.data(), c, count * sizeof(float), cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaMemcpyAsync(theirs.data(), c_ref, count * sizeof(float), cudaMemcpyDeviceToHost,
+                               stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
     double error = 0, norm = 0;
     for (size_t i = 0; i < count; ++i) {
@@ -184,11 +192,11 @@ int run(int argc, char** argv) {
     std::printf("%-22s %6d %6d %6d %11.4f %9.2f %11.4f %9.2f %7.1f%%\n", cs.name.c_str(), cs.m,
                 cs.n, cs.k, ms, tflops, cublas_ms, cublas_tflops, 100 * cublas_ms / ms);
     if (csv) {
-      csv << today() << ",\"" << gpu.name << "\"," << gpu.sm_clock_mhz << ',' << gpu.max_sm_clock_mhz
-          << ',' << gpu.driver << ',' << gpu.runtime_version << ',' << chapter_name() << ','
-          << cs.name << ',' << cs.m << ',' << cs.n << ',' << cs.k << ',' << op_name(cs.ops.a) << ','
-          << op_name(cs.ops.b) << ',' << ms << ',' << tflops << ',' << cublas_ms << ','
-          << cublas_tflops << ',' << cublas_ms / ms << '\n';
+      csv << today() << ",\"" << gpu.name << "\"," << gpu.sm_clock_mhz << ','
+          << gpu.max_sm_clock_mhz << ',' << gpu.driver << ',' << gpu.runtime_version << ','
+          << chapter_name() << ',' << cs.name << ',' << cs.m << ',' << cs.n << ',' << cs.k << ','
+          << op_name(cs.ops.a) << ',' << op_name(cs.ops.b) << ',' << ms << ',' << tflops << ','
+          << cublas_ms << ',' << cublas_tflops << ',' << cublas_ms / ms << '\n';
     }
   }
   std::printf("SM clock after the run: %d MHz\n", query_gpu().sm_clock_mhz);

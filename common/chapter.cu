@@ -9,7 +9,9 @@
 
 namespace mnist {
 
-const char* chapter_name() { return CHAPTER_NAME; }
+const char* chapter_name() {
+  return CHAPTER_NAME;
+}
 
 void gemm(const GemmProblem& p, cudaStream_t stream) {
   if (p.m < 1 || p.n < 1 || p.k < 1) {

@@ -13,7 +13,9 @@ std::atomic<long> malloc_calls{0};
 
 }  // namespace
 
-long DeviceArena::cuda_malloc_calls() { return malloc_calls.load(); }
+long DeviceArena::cuda_malloc_calls() {
+  return malloc_calls.load();
+}
 
 void DeviceArena::reserve() {
   capacity_ = offset_;
@@ -28,7 +30,8 @@ void* DeviceArena::take_bytes(size_t bytes) {
   const size_t start = (offset_ + kAlignment - 1) / kAlignment * kAlignment;
   offset_ = start + bytes;
   if (base_ == nullptr) return nullptr;  // the measuring pass
-  if (offset_ > capacity_) throw std::logic_error("DeviceArena: carve asked for more the second time");
+  if (offset_ > capacity_)
+    throw std::logic_error("DeviceArena: carve asked for more the second time");
   return base_ + start;
 }
 

@@ -21,6 +21,8 @@ constexpr OperandOps kForward{Op::N, Op::T};
 constexpr OperandOps kBackwardData{Op::N, Op::N};
 constexpr OperandOps kBackwardWeight{Op::T, Op::N};
 
-inline const char* op_name(Op op) { return op == Op::N ? "N" : "T"; }
+inline const char* op_name(Op op) {
+  return op == Op::N ? "N" : "T";
+}
 
 }  // namespace mnist

@@ -66,11 +66,13 @@ GpuInfo query_gpu() {
 }
 
 std::string describe(const GpuInfo& info) {
-  auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  auto version = [](int v) {
+    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+  };
   return info.name + ", " + std::to_string(info.multiprocessors) + " SMs, SM clock " +
          std::to_string(info.sm_clock_mhz) + "/" + std::to_string(info.max_sm_clock_mhz) +
-         " MHz, driver " + info.driver + " (CUDA " + version(info.driver_version) +
-         "), runtime " + version(info.runtime_version);
+         " MHz, driver " + info.driver + " (CUDA " + version(info.driver_version) + "), runtime " +
+         version(info.runtime_version);
 }
 
 }  // namespace mnist

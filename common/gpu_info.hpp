@@ -8,10 +8,10 @@ namespace mnist {
 struct GpuInfo {
   std::string name;
   int multiprocessors = 0;
-  int driver_version = 0;   // e.g. 13000 for CUDA 13.0
+  int driver_version = 0;  // e.g. 13000 for CUDA 13.0
   int runtime_version = 0;
-  std::string driver;       // the driver's own version string, from NVML, or "unknown"
-  int sm_clock_mhz = -1;    // current SM clock from NVML, -1 when NVML is unavailable
+  std::string driver;     // the driver's own version string, from NVML, or "unknown"
+  int sm_clock_mhz = -1;  // current SM clock from NVML, -1 when NVML is unavailable
   int max_sm_clock_mhz = -1;
 };
 

@@ -33,8 +33,8 @@ IdxArray read_idx(const std::string& path, int expected_rank) {
   const uint32_t expected_magic = uint32_t{kUnsignedByteType} << 8 | uint32_t(expected_rank);
   if (magic != expected_magic) {
     char message[96];
-    std::snprintf(message, sizeof message, "bad magic 0x%08x, expected 0x%08x (%d-d ubyte)",
-                  magic, expected_magic, expected_rank);
+    std::snprintf(message, sizeof message, "bad magic 0x%08x, expected 0x%08x (%d-d ubyte)", magic,
+                  expected_magic, expected_rank);
     fail(path, message);
   }
 
@@ -49,9 +49,8 @@ IdxArray read_idx(const std::string& path, int expected_rank) {
   const uint64_t expected_size = header_bytes + count;
   if (bytes.size() != expected_size) {
     fail(path, "size " + std::to_string(bytes.size()) + " bytes, header promises " +
-                   std::to_string(expected_size) + (bytes.size() < expected_size
-                                                        ? " (truncated)"
-                                                        : " (trailing bytes)"));
+                   std::to_string(expected_size) +
+                   (bytes.size() < expected_size ? " (truncated)" : " (trailing bytes)"));
   }
   array.values.assign(bytes.begin() + header_bytes, bytes.end());
   return array;

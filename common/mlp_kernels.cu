@@ -7,7 +7,9 @@ namespace {
 
 constexpr int kThreads = 256;
 
-int blocks_for(size_t count) { return static_cast<int>((count + kThreads - 1) / kThreads); }
+int blocks_for(size_t count) {
+  return static_cast<int>((count + kThreads - 1) / kThreads);
+}
 
 __global__ void gather_kernel(const __half* images, const uint8_t* labels, const int* order,
                               int first, int rows, int row_width, __half* x,

@@ -48,9 +48,8 @@ LayerSizes parse_layer_sizes(const std::string& text) {
     start = end + 1;
   }
   if (sizes.size() < 2 || sizes.front() != kPixels || sizes.back() != kClasses) {
-    throw std::invalid_argument("layers '" + text + "' must start at " +
-                                std::to_string(kPixels) + " and end at " +
-                                std::to_string(kClasses));
+    throw std::invalid_argument("layers '" + text + "' must start at " + std::to_string(kPixels) +
+                                " and end at " + std::to_string(kClasses));
   }
   return sizes;
 }

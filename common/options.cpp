@@ -19,14 +19,16 @@ void print_usage(const char* program, const std::string& default_data_dir) {
   std::printf(
       "usage: %s [options]\n"
       "Trains a 784-h-h-h-10 ReLU MLP on MNIST with SGD (fp16 GEMM operands, fp32 weights).\n"
-      "  --data-dir DIR   the four IDX files (default %s; data/fetch.sh fashion for Fashion-MNIST)\n"
+      "  --data-dir DIR   the four IDX files (default %s; data/fetch.sh fashion for "
+      "Fashion-MNIST)\n"
       "  --hidden H       width of the three hidden layers (default %d)\n"
       "  --layers L       all widths instead, e.g. 784-512-256-10 (overrides --hidden)\n"
       "  --epochs N       passes over the 60000 training images (default %d)\n"
       "  --batch B        samples per SGD step (default %d)\n"
       "  --lr X           learning rate (default %g)\n"
       "  --seed S         seeds the weights and the batch order (default %llu)\n"
-      "  --out-dir DIR    writes <chapter>_steps.csv and <chapter>_epochs.csv there (default runs)\n"
+      "  --out-dir DIR    writes <chapter>_steps.csv and <chapter>_epochs.csv there (default "
+      "runs)\n"
       "  --help           this text\n",
       program, default_data_dir.c_str(), kDefaultHidden, kDefaultEpochs, kDefaultBatch,
       kDefaultLearningRate, static_cast<unsigned long long>(kDefaultSeed));
@@ -105,7 +107,8 @@ bool parse_train_options(int argc, char** argv, const std::string& default_data_
     }
   }
   const std::string h = std::to_string(hidden);
-  options.layers = parse_layer_sizes(layers.empty() ? "784-" + h + "-" + h + "-" + h + "-10" : layers);
+  options.layers =
+      parse_layer_sizes(layers.empty() ? "784-" + h + "-" + h + "-" + h + "-10" : layers);
   return true;
 }
 

@@ -28,14 +28,14 @@ double ReferenceTrainer::to_master(double x) const {
   return arithmetic_ == Arithmetic::kMirrorGpu ? static_cast<float>(x) : x;
 }
 
-
 const std::vector<double>& ReferenceTrainer::forward(const Split& split, const int* rows,
                                                      int batch) {
   std::vector<double>& input = activations_[0];
   input.resize(static_cast<size_t>(batch) * kPixels);
   for (int r = 0; r < batch; ++r) {
     const float* image = split.images.data() + static_cast<size_t>(rows[r]) * kPixels;
-    for (int p = 0; p < kPixels; ++p) input[static_cast<size_t>(r) * kPixels + p] = to_operand(image[p]);
+    for (int p = 0; p < kPixels; ++p)
+      input[static_cast<size_t>(r) * kPixels + p] = to_operand(image[p]);
   }
   for (int l = 0; l < layers(); ++l) {
     const int in = sizes_[l], out = sizes_[l + 1];
@@ -44,8 +44,8 @@ const std::vector<double>& ReferenceTrainer::forward(const Split& split, const i
                    [this](double w) { return to_operand(w); });
     std::vector<double>& z = activations_[l + 1];
     z.resize(static_cast<size_t>(batch) * out);
-    reference_gemm(batch, out, in, activations_[l].data(), kForward.a,
-                   weight_operands_[l].data(), kForward.b, z.data());
+    reference_gemm(batch, out, in, activations_[l].data(), kForward.a, weight_operands_[l].data(),
+                   kForward.b, z.data());
     const bool hidden = l + 1 < layers();
     for (int r = 0; r < batch; ++r) {
       for (int j = 0; j < out; ++j) {
@@ -80,8 +80,8 @@ double ReferenceTrainer::compute_gradients(const Split& split, const int* rows, 
   for (int l = layers() - 1; l >= 0; --l) {
     const int in = sizes_[l], out = sizes_[l + 1];
     const std::vector<double>& input = activations_[l];
-    reference_gemm(out, in, batch, grad.data(), kBackwardWeight.a, input.data(),
-                   kBackwardWeight.b, weight_grads_[l].data());
+    reference_gemm(out, in, batch, grad.data(), kBackwardWeight.a, input.data(), kBackwardWeight.b,
+                   weight_grads_[l].data());
     std::fill(bias_grads_[l].begin(), bias_grads_[l].end(), 0.0);
     for (int r = 0; r < batch; ++r) {
       for (int j = 0; j < out; ++j) bias_grads_[l][j] += grad[static_cast<size_t>(r) * out + j];

@@ -31,10 +31,11 @@ int run(int argc, char** argv) {
 
   const std::string layers = format_layer_sizes(options.layers);
   std::printf("chapter %s | %s\n", chapter_name(), describe(gpu).c_str());
-  std::printf("layers %s, batch %d, lr %g, seed %llu, %d train / %d test images, %.1f MiB on the GPU\n",
-              layers.c_str(), options.batch, options.learning_rate,
-              static_cast<unsigned long long>(options.seed), data.train.count, data.test.count,
-              trainer.device_bytes() / 1048576.0);
+  std::printf(
+      "layers %s, batch %d, lr %g, seed %llu, %d train / %d test images, %.1f MiB on the GPU\n",
+      layers.c_str(), options.batch, options.learning_rate,
+      static_cast<unsigned long long>(options.seed), data.train.count, data.test.count,
+      trainer.device_bytes() / 1048576.0);
 
   std::filesystem::create_directories(options.out_dir);
   const std::string prefix = options.out_dir + "/" + chapter_name();
@@ -53,8 +54,8 @@ int run(int argc, char** argv) {
     CUDA_CHECK(cudaEventRecord(start, trainer.stream()));
     for (int s = 0; s < steps; ++s) {
       const int first = s * options.batch;
-      trainer.step(first, std::min(options.batch, data.train.count - first),
-                   options.learning_rate, s);
+      trainer.step(first, std::min(options.batch, data.train.count - first), options.learning_rate,
+                   s);
     }
     CUDA_CHECK(cudaEventRecord(stop, trainer.stream()));
     CUDA_CHECK(cudaEventSynchronize(stop));

@@ -113,15 +113,14 @@ void Trainer::step(int first, int batch, float learning_rate, int slot) {
       slot >= loss_slots_) {
     throw std::invalid_argument("Trainer::step: batch or slot out of range");
   }
-  gather_batch(train_images_, train_labels_, order_, first, batch, kPixels, batch_x_,
-               batch_labels_, stream_);
+  gather_batch(train_images_, train_labels_, order_, first, batch, kPixels, batch_x_, batch_labels_,
+               stream_);
   forward(batch_x_, batch);
 
   LossOutputs loss;
   loss.grad = grad_a_;
   loss.mean_loss = step_losses_ + slot;
-  softmax_cross_entropy(layers_.back().z, layers_.back().bias, batch_labels_, batch, loss,
-                        stream_);
+  softmax_cross_entropy(layers_.back().z, layers_.back().bias, batch_labels_, batch, loss, stream_);
 
   __half* grad = grad_a_;       // dZ of the current layer, fp16
   __half* next_grad = grad_b_;  // dZ of the layer below
@@ -133,8 +132,8 @@ void Trainer::step(int first, int batch, float learning_rate, int slot) {
          stream_);
     column_sums(grad, batch, layer.out, layer.bias_grad, stream_);
     if (l == 0) break;
-    gemm({batch, layer.in, layer.out, grad, kBackwardData.a, layer.weight_operand,
-          kBackwardData.b, input_grad_},
+    gemm({batch, layer.in, layer.out, grad, kBackwardData.a, layer.weight_operand, kBackwardData.b,
+          input_grad_},
          stream_);
     relu_backward_to_half(input_grad_, input, static_cast<size_t>(batch) * layer.in, next_grad,
                           stream_);
@@ -170,10 +169,10 @@ Evaluation Trainer::evaluate() {
   }
   double loss_sum = 0;
   int correct = 0;
-  CUDA_CHECK(cudaMemcpyAsync(&loss_sum, eval_loss_sum_, sizeof loss_sum, cudaMemcpyDeviceToHost,
-                             stream_));
-  CUDA_CHECK(cudaMemcpyAsync(&correct, eval_correct_, sizeof correct, cudaMemcpyDeviceToHost,
-                             stream_));
+  CUDA_CHECK(
+      cudaMemcpyAsync(&loss_sum, eval_loss_sum_, sizeof loss_sum, cudaMemcpyDeviceToHost, stream_));
+  CUDA_CHECK(
+      cudaMemcpyAsync(&correct, eval_correct_, sizeof correct, cudaMemcpyDeviceToHost, stream_));
   CUDA_CHECK(cudaStreamSynchronize(stream_));
   return {loss_sum / test_count_, static_cast<double>(correct) / test_count_};
 }

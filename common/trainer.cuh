@@ -46,8 +46,8 @@ class Trainer {
     float *weights = nullptr, *bias = nullptr;  // fp32 master copies
     __half* weight_operand = nullptr;           // fp16 copy the GEMMs read
     float *weight_grad = nullptr, *bias_grad = nullptr;
-    float* z = nullptr;          // GEMM output, rows x out
-    __half* output = nullptr;    // fp16(ReLU(z + bias)), hidden layers only
+    float* z = nullptr;        // GEMM output, rows x out
+    __half* output = nullptr;  // fp16(ReLU(z + bias)), hidden layers only
   };
   // Takes every device buffer from the arena (called twice, see DeviceArena).
   void carve(DeviceArena& arena);
@@ -61,8 +61,8 @@ class Trainer {
   __half *train_images_ = nullptr, *test_images_ = nullptr, *batch_x_ = nullptr;
   uint8_t *train_labels_ = nullptr, *test_labels_ = nullptr, *batch_labels_ = nullptr;
   int* order_ = nullptr;
-  float* input_grad_ = nullptr;                      // dX of the layer being back-propagated
-  __half *grad_a_ = nullptr, *grad_b_ = nullptr;     // fp16 dZ, ping-pong between layers
+  float* input_grad_ = nullptr;                   // dX of the layer being back-propagated
+  __half *grad_a_ = nullptr, *grad_b_ = nullptr;  // fp16 dZ, ping-pong between layers
   float* step_losses_ = nullptr;
   double* eval_loss_sum_ = nullptr;
   int* eval_correct_ = nullptr;

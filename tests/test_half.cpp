@@ -12,7 +12,7 @@ int main() {
   CHECK(round_to_half(1.0f) == 1.0f);
   CHECK(round_to_half(-2.5f) == -2.5f);
   CHECK(round_to_half(1.0f / 3) == 0.333251953125f);
-  CHECK(round_to_half(1 + ulp_at_one / 2) == 1.0f);                   // tie: to even (down)
+  CHECK(round_to_half(1 + ulp_at_one / 2) == 1.0f);                    // tie: to even (down)
   CHECK(round_to_half(1 + 3 * ulp_at_one / 2) == 1 + 2 * ulp_at_one);  // tie: to even (up)
   CHECK(round_to_half(1 + ulp_at_one * 0.51f) == 1 + ulp_at_one);
   CHECK(round_to_half(65504.0f) == 65504.0f);  // largest half

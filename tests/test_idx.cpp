@@ -30,7 +30,8 @@ std::vector<uint8_t> idx_bytes(uint8_t type, const std::vector<uint32_t>& dims,
 
 void write(const fs::path& path, const std::vector<uint8_t>& bytes) {
   std::ofstream(path, std::ios::binary)
-      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
 }
 
 // The message of the DataError that `read` throws, or "" when it throws none.

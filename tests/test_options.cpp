@@ -36,8 +36,8 @@ int main() {
   CHECK((options.layers == LayerSizes{784, 1024, 1024, 1024, 10}));
   CHECK(options.data_dir == "default/dir" && options.batch == 32 && options.epochs == 5);
 
-  CHECK(parse({"--hidden", "128", "--batch", "256", "--epochs", "2", "--lr", "0.1", "--seed",
-               "7", "--data-dir", "d", "--out-dir", "o"},
+  CHECK(parse({"--hidden", "128", "--batch", "256", "--epochs", "2", "--lr", "0.1", "--seed", "7",
+               "--data-dir", "d", "--out-dir", "o"},
               options)
             .empty());
   CHECK((options.layers == LayerSizes{784, 128, 128, 128, 10}));

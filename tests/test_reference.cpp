@@ -80,8 +80,8 @@ void test_gradients() {
       const double down = trainer.compute_gradients(split, rows.data(), split.count);
       params[i] = original;
       const double numeric = (up - down) / (2 * kStep);
-      worst = std::max(worst, std::fabs(numeric - saved_analytic[i]) /
-                                  (1e-6 + std::fabs(saved_analytic[i])));
+      worst = std::max(
+          worst, std::fabs(numeric - saved_analytic[i]) / (1e-6 + std::fabs(saved_analytic[i])));
       ++compared;
     }
   };
@@ -115,9 +115,10 @@ void test_training(const std::string& data_dir) {
     if (s >= kSteps - kWindow) last += loss / kWindow;
   }
   const Evaluation test = mirror.evaluate(data.test);
-  std::printf("reference 784-64-64-64-10: loss %.4f (first %d steps) -> %.4f (last %d), "
-              "test accuracy %.4f, largest fp16-vs-fp64 loss gap %.2e\n",
-              first, kWindow, last, kWindow, test.accuracy, largest_gap);
+  std::printf(
+      "reference 784-64-64-64-10: loss %.4f (first %d steps) -> %.4f (last %d), "
+      "test accuracy %.4f, largest fp16-vs-fp64 loss gap %.2e\n",
+      first, kWindow, last, kWindow, test.accuracy, largest_gap);
   CHECK_MSG(first > 1.0 && last < 0.5 * first, "the loss falls");
   CHECK_MSG(test.accuracy > 0.85, "300 steps of SGD learn MNIST well past chance");
   CHECK_MSG(largest_gap < 0.05, "fp16 operands barely move the loss curve");

@@ -33,8 +33,7 @@ __global__ void naive_gemm_kernel(GemmProblem p) {
   float sum = 0.0f;
   for (int i = 0; i < p.k; ++i) {
     // fp16 x fp16 products are exact in fp32, so only the additions round.
-    sum = fmaf(element(p.a, p.op_a, row, i, p.m, p.k), element(p.b, p.op_b, i, col, p.k, p.n),
-               sum);
+    sum = fmaf(element(p.a, p.op_a, row, i, p.m, p.k), element(p.b, p.op_b, i, col, p.k, p.n), sum);
   }
   p.c[static_cast<size_t>(row) * p.n + col] = sum;
 }

@@ -34,9 +34,9 @@ struct Shape {
 // 1x1x1, M = 1, primes, K = 10 (the output layer), non-multiples of every tile size in the
 // ladder, and the MLP's own shapes at batch 32 (M = 32, K = 784 ...).
 const Shape kShapes[] = {
-    {1, 1, 1},      {1, 1, 8},        {1, 10, 784},    {2, 3, 5},        {7, 13, 17},
-    {17, 31, 29},   {31, 1, 64},      {3, 257, 10},    {100, 100, 10},   {10, 1024, 32},
-    {32, 10, 1024}, {32, 1024, 784},  {1024, 784, 32}, {33, 65, 129},    {127, 129, 131},
+    {1, 1, 1},      {1, 1, 8},        {1, 10, 784},      {2, 3, 5},      {7, 13, 17},
+    {17, 31, 29},   {31, 1, 64},      {3, 257, 10},      {100, 100, 10}, {10, 1024, 32},
+    {32, 10, 1024}, {32, 1024, 784},  {1024, 784, 32},   {33, 65, 129},  {127, 129, 131},
     {1, 4096, 3},   {513, 257, 1000}, {256, 1024, 1024}, {10, 128, 250}, {250, 10, 128},
 };
 
@@ -56,7 +56,8 @@ struct DeviceBuffer {
 };
 
 void check_product(const Shape& s, const NamedOps& product, SplitMix64& rng) {
-  const size_t a_count = size_t(s.m) * s.k, b_count = size_t(s.k) * s.n, c_count = size_t(s.m) * s.n;
+  const size_t a_count = size_t(s.m) * s.k, b_count = size_t(s.k) * s.n,
+               c_count = size_t(s.m) * s.n;
   std::vector<__half> a(a_count), b(b_count);
   std::vector<double> a64(a_count), b64(b_count), a_abs(a_count), b_abs(b_count);
   auto fill = [&rng](std::vector<__half>& h, std::vector<double>& d, std::vector<double>& mag) {
@@ -95,10 +96,11 @@ void check_product(const Shape& s, const NamedOps& product, SplitMix64& rng) {
     ref_squares += ref[i] * ref[i];
   }
   char label[320];
-  std::snprintf(label, sizeof label, "%s M=%d N=%d K=%d: %zu of %zu elements wrong (first at "
-                "row %zu col %zu: %g, expected %g), relative error %.2e", product.product, s.m,
-                s.n, s.k, bad, c_count, first_bad / s.n, first_bad % s.n, c[first_bad],
-                ref[first_bad], std::sqrt(error_squares / ref_squares));
+  std::snprintf(label, sizeof label,
+                "%s M=%d N=%d K=%d: %zu of %zu elements wrong (first at "
+                "row %zu col %zu: %g, expected %g), relative error %.2e",
+                product.product, s.m, s.n, s.k, bad, c_count, first_bad / s.n, first_bad % s.n,
+                c[first_bad], ref[first_bad], std::sqrt(error_squares / ref_squares));
   CHECK_MSG(bad == 0, label);
 }
 
