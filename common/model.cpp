@@ -1,9 +1,7 @@
 #include "model.hpp"
 
 #include <cmath>
-#include <stdexcept>
 
-#include "dataset.hpp"
 #include "rng.hpp"
 
 namespace mnist {
@@ -24,34 +22,6 @@ ModelParams init_params(const LayerSizes& sizes, uint64_t seed) {
     params.biases.push_back(std::move(bias));
   }
   return params;
-}
-
-LayerSizes parse_layer_sizes(const std::string& text) {
-  constexpr long kMaxWidth = 1 << 16;
-  LayerSizes sizes;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t end = std::min(text.find('-', start), text.size());
-    const std::string field = text.substr(start, end - start);
-    size_t used = 0;
-    long width = 0;
-    try {
-      width = std::stol(field, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (field.empty() || used != field.size() || width < 1 || width > kMaxWidth) {
-      throw std::invalid_argument("bad layer width '" + field + "' in '" + text +
-                                  "' (expected e.g. 784-1024-1024-1024-10)");
-    }
-    sizes.push_back(static_cast<int>(width));
-    start = end + 1;
-  }
-  if (sizes.size() < 2 || sizes.front() != kPixels || sizes.back() != kClasses) {
-    throw std::invalid_argument("layers '" + text + "' must start at " + std::to_string(kPixels) +
-                                " and end at " + std::to_string(kClasses));
-  }
-  return sizes;
 }
 
 std::string format_layer_sizes(const LayerSizes& sizes) {

@@ -25,8 +25,6 @@ struct ModelParams {
 // weights before bias.
 ModelParams init_params(const LayerSizes& sizes, uint64_t seed);
 
-// "784-1024-10" -> {784, 1024, 10}; throws std::invalid_argument on anything else.
-LayerSizes parse_layer_sizes(const std::string& text);
 std::string format_layer_sizes(const LayerSizes& sizes);
 
 }  // namespace mnist

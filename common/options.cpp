@@ -1,8 +1,11 @@
 #include "options.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
+
+#include "dataset.hpp"
 
 namespace mnist {
 namespace {
@@ -14,6 +17,7 @@ constexpr float kDefaultLearningRate = 0.05f;
 constexpr uint64_t kDefaultSeed = 42;
 constexpr int kMaxBatch = 1 << 16;
 constexpr int kMaxEpochs = 1000;
+constexpr int kMaxWidth = 1 << 16;
 
 void print_usage(const char* program, const std::string& default_data_dir) {
   std::printf(
@@ -34,16 +38,21 @@ void print_usage(const char* program, const std::string& default_data_dir) {
       kDefaultLearningRate, static_cast<unsigned long long>(kDefaultSeed));
 }
 
-long long parse_integer(const std::string& flag, const std::string& text, long long low,
-                        long long high) {
+// The whole of `text` as an integer in [low, high], or false.
+bool parse_integer(const std::string& text, long long low, long long high, long long& value) {
   size_t used = 0;
-  long long value = 0;
   try {
     value = std::stoll(text, &used);
   } catch (const std::exception&) {
-    used = 0;
+    return false;
   }
-  if (text.empty() || used != text.size() || value < low || value > high) {
+  return !text.empty() && used == text.size() && value >= low && value <= high;
+}
+
+long long parse_integer(const std::string& flag, const std::string& text, long long low,
+                        long long high) {
+  long long value = 0;
+  if (!parse_integer(text, low, high, value)) {
     throw std::invalid_argument(flag + " expects an integer in [" + std::to_string(low) + ", " +
                                 std::to_string(high) + "], got '" + text + "'");
   }
@@ -65,6 +74,27 @@ float parse_positive_float(const std::string& flag, const std::string& text) {
 }
 
 }  // namespace
+
+LayerSizes parse_layer_sizes(const std::string& text) {
+  LayerSizes sizes;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find('-', start), text.size());
+    const std::string field = text.substr(start, end - start);
+    long long width = 0;
+    if (!parse_integer(field, 1, kMaxWidth, width)) {
+      throw std::invalid_argument("bad layer width '" + field + "' in '" + text +
+                                  "' (expected e.g. 784-1024-1024-1024-10)");
+    }
+    sizes.push_back(static_cast<int>(width));
+    start = end + 1;
+  }
+  if (sizes.size() < 2 || sizes.front() != kPixels || sizes.back() != kClasses) {
+    throw std::invalid_argument("layers '" + text + "' must start at " + std::to_string(kPixels) +
+                                " and end at " + std::to_string(kClasses));
+  }
+  return sizes;
+}
 
 bool parse_train_options(int argc, char** argv, const std::string& default_data_dir,
                          TrainOptions& options) {
@@ -89,7 +119,7 @@ bool parse_train_options(int argc, char** argv, const std::string& default_data_
     if (flag == "--data-dir") {
       options.data_dir = value;
     } else if (flag == "--hidden") {
-      hidden = static_cast<int>(parse_integer(flag, value, 1, 1 << 16));
+      hidden = static_cast<int>(parse_integer(flag, value, 1, kMaxWidth));
     } else if (flag == "--layers") {
       layers = value;
     } else if (flag == "--epochs") {

@@ -18,6 +18,10 @@ struct TrainOptions {
   std::string out_dir;  // where the CSV files go
 };
 
+// "784-1024-10" -> {784, 1024, 10}: from kPixels to kClasses, every width in [1, 65536].
+// Throws std::invalid_argument on anything else.
+LayerSizes parse_layer_sizes(const std::string& text);
+
 // Returns false after printing the usage for --help; throws std::invalid_argument with a
 // one-line message for anything it cannot accept.
 bool parse_train_options(int argc, char** argv, const std::string& default_data_dir,

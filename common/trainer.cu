@@ -12,6 +12,11 @@ namespace {
 
 constexpr int kEvalChunk = 1000;  // test rows per forward pass during evaluation
 
+int checked_batch(int max_batch) {
+  if (max_batch < 1) throw std::invalid_argument("Trainer: batch must be positive");
+  return max_batch;
+}
+
 std::vector<__half> to_half_host(const std::vector<float>& x) {
   std::vector<__half> out(x.size());
   std::transform(x.begin(), x.end(), out.begin(), [](float v) { return __float2half_rn(v); });
@@ -60,9 +65,8 @@ Trainer::Trainer(const ModelParams& init, const Dataset& data, int max_batch)
     : sizes_(init.sizes),
       train_count_(data.train.count),
       test_count_(data.test.count),
-      max_rows_(std::max(max_batch, kEvalChunk)),
+      max_rows_(std::max(checked_batch(max_batch), kEvalChunk)),
       loss_slots_((data.train.count + max_batch - 1) / max_batch) {
-  if (max_batch < 1) throw std::invalid_argument("Trainer: batch must be positive");
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   for (int l = 0; l < init.layers(); ++l) {
     Layer layer;
