@@ -1,9 +1,10 @@
 // A chapter's trainer against the CPU reference trainer: same initial weights, same batch order,
 // the reference rounding exactly where the GPU rounds (Arithmetic::kMirrorGpu).
 //   test_training_NN_name DATA_DIR
-// 1. Loss curve: the first kSteps per-step losses agree within kLossTolerance. As a control, a
-//    reference with a 10% larger learning rate must NOT agree within it: the tolerance is tight
-//    enough to see a real difference in the training.
+// 1. Loss curve: the per-step losses agree with the reference, tightly over the first
+//    kEarlySteps and loosely over all kSteps. As a control, a reference with a 10% larger
+//    learning rate must NOT agree within the early tolerance: it is tight enough to see a real
+//    difference in the training.
 // 2. The step loop allocates nothing: the arena's cudaMalloc count and the free device memory
 //    are the same before and after the steps.
 // 3. Accuracy: one epoch of a 784-256-256-256-10 model reaches kMinAccuracy on the test set.
@@ -30,11 +31,16 @@ constexpr int kSteps = 400;
 constexpr float kLearningRate = 0.05f;
 constexpr uint64_t kSeed = 42;
 // Largest per-step |GPU loss - reference loss| accepted. The two differ only in the order of the
-// GPU's fp32 sums, which now and then moves an fp16 rounding; over hundreds of steps such flips
-// grow, as any change does in SGD. Measured on an H100 (2026-11-22, chapter 01): gap 0.051, the
-// lr x 1.1 control 0.30. Both gaps, per window of steps, are printed on every run.
+// GPU's fp32 sums, which now and then moves an fp16 rounding; like any perturbation of SGD, such
+// flips grow over the steps. Early on they are small, and a wrong gradient, learning rate or
+// batch order is not; later the bound only catches drift and divergence (the 10% learning-rate
+// control itself comes within 0.05 there). Measured on an H100 on 2026-11-22, steps 1-100:
+// 2.4e-3 (chapters 01, 02), 6.9e-3 (03), the control 0.30; steps 1-400: 0.051 (01, 02), 0.030
+// (03). Every run prints its gaps per window of steps.
+constexpr int kEarlySteps = 100;
+constexpr double kEarlyTolerance = 0.02;
 constexpr double kLossTolerance = 0.1;
-constexpr int kWindow = 100;
+constexpr int kWindow = 100;  // steps per line of the printed gaps
 constexpr double kMinAccuracy = 0.95;
 
 size_t free_device_bytes() {
@@ -90,16 +96,20 @@ void test_loss_curve(const Dataset& data) {
 
   const std::vector<double> reference = reference_curve(init, data, order, kLearningRate);
   const std::vector<double> control = reference_curve(init, data, order, 1.1 * kLearningRate);
-  const double gap = largest_gap(gpu, reference), control_gap = largest_gap(gpu, control);
+  const double early_gap = largest_gap(gpu, reference, 0, kEarlySteps);
+  const double gap = largest_gap(gpu, reference);
+  const double control_gap = largest_gap(gpu, control, 0, kEarlySteps);
   std::printf(
       "loss curve, %d steps of 784-128-128-128-10: GPU %.4f -> %.4f, reference %.4f -> "
-      "%.4f; largest gap %.2e (tolerance %.2e), to the lr x 1.1 control %.2e\n",
-      kSteps, gpu.front(), gpu.back(), reference.front(), reference.back(), gap, kLossTolerance,
-      control_gap);
+      "%.4f; largest gap %.2e in the first %d steps (tolerance %.2e; lr x 1.1 control "
+      "%.2e), %.2e overall (tolerance %.2e)\n",
+      kSteps, gpu.front(), gpu.back(), reference.front(), reference.back(), early_gap, kEarlySteps,
+      kEarlyTolerance, control_gap, gap, kLossTolerance);
   print_gaps("to the reference", gpu, reference);
   print_gaps("to the lr x 1.1 control", gpu, control);
-  CHECK_MSG(gap <= kLossTolerance, "GPU loss curve follows the reference");
-  CHECK_MSG(control_gap > kLossTolerance, "the tolerance tells a 10% learning-rate change apart");
+  CHECK_MSG(early_gap <= kEarlyTolerance, "GPU loss curve follows the reference closely at first");
+  CHECK_MSG(gap <= kLossTolerance, "and stays near it");
+  CHECK_MSG(control_gap > kEarlyTolerance, "the tolerance tells a 10% learning-rate change apart");
 }
 
 void test_accuracy(const Dataset& data) {
