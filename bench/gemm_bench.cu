@@ -110,21 +110,34 @@ std::string today() {
 int run(int argc, char** argv) {
   std::string csv_path;
   int hidden = 1024, batch = 32;
+  const std::string usage =
+      "usage: " + std::string(argv[0]) + " [--csv FILE] [--hidden H] [--batch B]";
+  auto positive = [&usage](const std::string& text) {
+    size_t used = 0;
+    int value = 0;
+    try {
+      value = std::stoi(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size() || value < 1) {
+      throw std::invalid_argument("expected a positive integer, got '" + text + "'; " + usage);
+    }
+    return value;
+  };
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
-    if (i + 1 >= argc)
-      throw std::invalid_argument("usage: " + std::string(argv[0]) +
-                                  " [--csv FILE] [--hidden H] [--batch B]");
-    if (flag == "--csv")
+    if (i + 1 >= argc) throw std::invalid_argument(usage);
+    if (flag == "--csv") {
       csv_path = argv[++i];
-    else if (flag == "--hidden")
-      hidden = std::stoi(argv[++i]);
-    else if (flag == "--batch")
-      batch = std::stoi(argv[++i]);
-    else
-      throw std::invalid_argument("unknown option " + flag);
+    } else if (flag == "--hidden") {
+      hidden = positive(argv[++i]);
+    } else if (flag == "--batch") {
+      batch = positive(argv[++i]);
+    } else {
+      throw std::invalid_argument("unknown option " + flag + "; " + usage);
+    }
   }
-  if (hidden < 1 || batch < 1) throw std::invalid_argument("--hidden and --batch must be positive");
   const GpuInfo gpu = query_gpu();
   std::printf("GEMM benchmark, chapter %s vs cuBLAS | %s | %s\n", chapter_name(),
               describe(gpu).c_str(), today().c_str());
