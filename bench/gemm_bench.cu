@@ -20,6 +20,7 @@
 #include "cuda_check.cuh"
 #include "gemm_interface.cuh"
 #include "gpu_info.hpp"
+#include "options.hpp"
 #include "rng.hpp"
 
 using namespace mnist;
@@ -112,28 +113,15 @@ int run(int argc, char** argv) {
   int hidden = 1024, batch = 32;
   const std::string usage =
       "usage: " + std::string(argv[0]) + " [--csv FILE] [--hidden H] [--batch B]";
-  auto positive = [&usage](const std::string& text) {
-    size_t used = 0;
-    int value = 0;
-    try {
-      value = std::stoi(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != text.size() || value < 1) {
-      throw std::invalid_argument("expected a positive integer, got '" + text + "'; " + usage);
-    }
-    return value;
-  };
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (i + 1 >= argc) throw std::invalid_argument(usage);
     if (flag == "--csv") {
       csv_path = argv[++i];
     } else if (flag == "--hidden") {
-      hidden = positive(argv[++i]);
+      hidden = static_cast<int>(parse_integer(flag, argv[++i], 1, 1 << 16));
     } else if (flag == "--batch") {
-      batch = positive(argv[++i]);
+      batch = static_cast<int>(parse_integer(flag, argv[++i], 1, 1 << 16));
     } else {
       throw std::invalid_argument("unknown option " + flag + "; " + usage);
     }

@@ -49,16 +49,6 @@ bool parse_integer(const std::string& text, long long low, long long high, long 
   return !text.empty() && used == text.size() && value >= low && value <= high;
 }
 
-long long parse_integer(const std::string& flag, const std::string& text, long long low,
-                        long long high) {
-  long long value = 0;
-  if (!parse_integer(text, low, high, value)) {
-    throw std::invalid_argument(flag + " expects an integer in [" + std::to_string(low) + ", " +
-                                std::to_string(high) + "], got '" + text + "'");
-  }
-  return value;
-}
-
 float parse_positive_float(const std::string& flag, const std::string& text) {
   size_t used = 0;
   float value = 0;
@@ -74,6 +64,16 @@ float parse_positive_float(const std::string& flag, const std::string& text) {
 }
 
 }  // namespace
+
+long long parse_integer(const std::string& flag, const std::string& text, long long low,
+                        long long high) {
+  long long value = 0;
+  if (!parse_integer(text, low, high, value)) {
+    throw std::invalid_argument(flag + " expects an integer in [" + std::to_string(low) + ", " +
+                                std::to_string(high) + "], got '" + text + "'");
+  }
+  return value;
+}
 
 LayerSizes parse_layer_sizes(const std::string& text) {
   LayerSizes sizes;

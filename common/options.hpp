@@ -18,6 +18,11 @@ struct TrainOptions {
   std::string out_dir;  // where the CSV files go
 };
 
+// The whole of `text` as an integer in [low, high]; otherwise throws std::invalid_argument
+// "FLAG expects an integer in [low, high], got 'TEXT'".
+long long parse_integer(const std::string& flag, const std::string& text, long long low,
+                        long long high);
+
 // "784-1024-10" -> {784, 1024, 10}: from kPixels to kClasses, every width in [1, 65536].
 // Throws std::invalid_argument on anything else.
 LayerSizes parse_layer_sizes(const std::string& text);
