@@ -39,13 +39,7 @@ step "tests"
 cp build-device/meson-logs/testlog.txt "$results/testlog.txt"
 
 step "compute-sanitizer"
-for c in $chapters; do
-  for tool in memcheck racecheck; do
-    compute-sanitizer --tool "$tool" --error-exitcode 1 "build-device/tests/test_gemm_$c" 7 \
-      >"$results/sanitizer_${tool}_$c.txt" 2>&1
-    echo "$tool $c: exit $? ($(grep -E 'ERROR SUMMARY|checks' "$results/sanitizer_${tool}_$c.txt" | tr '\n' ' '))"
-  done
-done
+tools/sanitize.sh build-device "$results/sanitizer"
 
 step "GEMM benchmarks"
 for c in $chapters; do
