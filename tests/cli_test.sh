@@ -41,6 +41,9 @@ expect_error "missing value" --hidden
 expect_error "bad layers" --layers 784-10-3
 expect_error "missing data" --data-dir "$scratch/nowhere"
 expect_error "corrupt data" --data-dir "$scratch"
+# With a GPU this trains until the loss overflows and must stop on it; without one it stops at
+# the GPU check. Either way: one line and a non-zero exit.
+expect_error "diverging loss" --lr 1000 --hidden 8 --epochs 1 --out-dir "$scratch/runs"
 
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]
