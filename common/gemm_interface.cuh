@@ -5,9 +5,16 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
+
 #include "gemm_types.hpp"
 
 namespace mnist {
+
+// Scratch device memory that the trainer, the tests and the benchmarks hand to every GEMM
+// (chapter 05 keeps its split-K partial sums there). A chapter must still be correct, if slower,
+// with less or none.
+constexpr size_t kGemmWorkspaceFloats = size_t(4) << 20;  // 16 MiB
 
 // C = op(A) . op(B): fp16 operands, fp32 accumulation, fp32 result. C is m x n, row-major,
 // overwritten. Operand layouts as in gemm_types.hpp.
@@ -18,6 +25,10 @@ struct GemmProblem {
   const __half* b = nullptr;
   Op op_b = Op::N;
   float* c = nullptr;
+  // Scratch memory for this GEMM alone, workspace_floats floats, or null. Its contents on entry
+  // do not matter, and the GEMM may leave anything in it.
+  float* workspace = nullptr;
+  size_t workspace_floats = 0;
 };
 
 // Checks the problem, launches the chapter's kernel(s) on `stream` and checks the launch.

@@ -56,6 +56,7 @@ void Trainer::carve(DeviceArena& arena) {
   input_grad_ = arena.take<float>(static_cast<size_t>(max_rows_) * widest);
   grad_a_ = arena.take<__half>(static_cast<size_t>(max_rows_) * widest);
   grad_b_ = arena.take<__half>(static_cast<size_t>(max_rows_) * widest);
+  gemm_workspace_ = arena.take<float>(kGemmWorkspaceFloats);
   step_losses_ = arena.take<float>(loss_slots_);
   eval_loss_sum_ = arena.take<double>(1);
   eval_correct_ = arena.take<int>(1);
@@ -100,11 +101,17 @@ void Trainer::set_order(const std::vector<int>& order) {
   CUDA_CHECK(cudaStreamSynchronize(stream_));  // `order` may go away after we return
 }
 
+void Trainer::multiply(GemmProblem problem) {
+  problem.workspace = gemm_workspace_;
+  problem.workspace_floats = kGemmWorkspaceFloats;
+  gemm(problem, stream_);
+}
+
 void Trainer::forward(const __half* x, int rows) {
   const __half* input = x;
   for (Layer& layer : layers_) {
-    gemm({rows, layer.out, layer.in, input, kForward.a, layer.weight_operand, kForward.b, layer.z},
-         stream_);
+    multiply({rows, layer.out, layer.in, input, kForward.a, layer.weight_operand, kForward.b,
+              layer.z});
     if (layer.output) {
       bias_relu_to_half(layer.z, layer.bias, rows, layer.out, layer.output, stream_);
       input = layer.output;
@@ -131,14 +138,12 @@ void Trainer::step(int first, int batch, float learning_rate, int slot) {
   for (int l = static_cast<int>(layers_.size()) - 1; l >= 0; --l) {
     Layer& layer = layers_[l];
     const __half* input = l == 0 ? batch_x_ : layers_[l - 1].output;
-    gemm({layer.out, layer.in, batch, grad, kBackwardWeight.a, input, kBackwardWeight.b,
-          layer.weight_grad},
-         stream_);
+    multiply({layer.out, layer.in, batch, grad, kBackwardWeight.a, input, kBackwardWeight.b,
+              layer.weight_grad});
     column_sums(grad, batch, layer.out, layer.bias_grad, stream_);
     if (l == 0) break;
-    gemm({batch, layer.in, layer.out, grad, kBackwardData.a, layer.weight_operand, kBackwardData.b,
-          input_grad_},
-         stream_);
+    multiply({batch, layer.in, layer.out, grad, kBackwardData.a, layer.weight_operand,
+              kBackwardData.b, input_grad_});
     relu_backward_to_half(input_grad_, input, static_cast<size_t>(batch) * layer.in, next_grad,
                           stream_);
     std::swap(grad, next_grad);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dataset.hpp"
+#include "gemm_interface.cuh"
 #include "device_arena.cuh"
 #include "model.hpp"
 #include "reference_trainer.hpp"
@@ -53,6 +54,8 @@ class Trainer {
   void carve(DeviceArena& arena);
   // Forward pass over `rows` inputs; leaves the logits without bias in layers_.back().z.
   void forward(const __half* x, int rows);
+  // The chapter's gemm() on the trainer's stream, with the trainer's GEMM workspace.
+  void multiply(GemmProblem problem);
 
   LayerSizes sizes_;
   int train_count_, test_count_, max_rows_, loss_slots_;
@@ -62,6 +65,7 @@ class Trainer {
   uint8_t *train_labels_ = nullptr, *test_labels_ = nullptr, *batch_labels_ = nullptr;
   int* order_ = nullptr;
   float* input_grad_ = nullptr;                   // dX of the layer being back-propagated
+  float* gemm_workspace_ = nullptr;               // kGemmWorkspaceFloats, see gemm_interface.cuh
   __half *grad_a_ = nullptr, *grad_b_ = nullptr;  // fp16 dZ, ping-pong between layers
   float* step_losses_ = nullptr;
   double* eval_loss_sum_ = nullptr;
