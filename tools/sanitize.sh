@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# compute-sanitizer on every chapter's GEMM test: memcheck (out-of-bounds and misaligned
-# accesses, errors of CUDA calls) and racecheck (shared-memory races, e.g. a missing barrier).
+# compute-sanitizer on every chapter's GEMM test, its small shapes only: memcheck (out-of-bounds
+# and misaligned accesses, errors of CUDA calls) and racecheck (shared-memory races, e.g. a
+# missing barrier).
 # Needs a GPU and a build with the chapters in it.
 #   tools/sanitize.sh [BUILD_DIR] [LOG_DIR]     defaults: build, BUILD_DIR/sanitizer
 set -uo pipefail
@@ -17,7 +18,7 @@ for test in "$build"/tests/test_gemm_*; do
   chapter=${test##*/test_gemm_}
   for tool in memcheck racecheck; do
     log="$logs/${tool}_$chapter.txt"
-    if compute-sanitizer --tool "$tool" --error-exitcode 1 "$test" "$seed" >"$log" 2>&1; then
+    if compute-sanitizer --tool "$tool" --error-exitcode 1 "$test" "$seed" small >"$log" 2>&1; then
       passed=$((passed + 1))
       echo "ok   $tool $chapter: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1)"
     else
