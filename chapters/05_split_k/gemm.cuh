@@ -26,8 +26,9 @@
 // the atomics need C zeroed first. The partial tiles are written and read once each, at L2
 // speed, and the extra traffic is splits x M x N x 8 bytes: 1.6 MB for 32 x 784 with 16 splits.
 //
-// How many splits: choose_split() below. Enough blocks to fill the GPU once (the SMs times the
-// blocks of this kernel that fit on one SM at a time, asked of the CUDA runtime), but every split
+// How many splits: choose_split() below. As many blocks as the GPU runs at once (the SMs times the
+// blocks of this kernel that fit on one SM, asked of the CUDA runtime) and no more, since a
+// second, partial wave of blocks would take as long as the first; but every split
 // at least kMinKTilesPerSplit K tiles long, so that its ring runs for more than a prologue, at
 // most kMaxSplits, and no more than the workspace holds. Products whose tiles already fill the GPU
 // keep one split, which writes C directly, with no second pass. Each split then gets
@@ -324,6 +325,13 @@ __global__ void __launch_bounds__(kThreads)
   // Prologue: the range's first kStages - 1 tiles in flight before the first MMA.
   for (int t = k_tile_begin; t < k_tile_begin + kStages - 1; ++t) load_stage(t);
 
+  // How many of this warp's mma tiles, down and across, hold any element of C: at M = 32, three of
+  // the four 32-row strips of a 128-row block tile lie below C. Their MMAs would only multiply
+  // the zeros the loads put there, so the warps skip them (the conditions are the same for every
+  // lane of a warp, so nothing diverges): a quarter of the tensor-core work is left.
+  const int live_m = (p.m - block_row - warp_row + kMmaM - 1) / kMmaM;
+  const int live_n = (p.n - block_col - warp_col + kMmaN - 1) / kMmaN;
+
   float acc[kMmaTilesM][kMmaTilesN][4] = {};
   for (int t = k_tile_begin; t < k_tile_end; ++t) {
     // Counting from k_tile_begin, kStages - 1 + (t - k_tile_begin) groups are committed and that
@@ -345,17 +353,21 @@ __global__ void __launch_bounds__(kThreads)
       uint32_t a[kMmaTilesM][4], b[kMmaTilesN][2];
 #pragma unroll
       for (int i = 0; i < kMmaTilesM; ++i) {
-        load_a_fragment<kAKContiguous>(a_tile, warp_row + i * kMmaM, k, lane, a[i]);
+        if (i < live_m) load_a_fragment<kAKContiguous>(a_tile, warp_row + i * kMmaM, k, lane, a[i]);
       }
 #pragma unroll
       for (int j = 0; j < kMmaTilesN; j += 2) {
-        load_b_fragments<kBKContiguous>(b_tile, k, warp_col + j * kMmaN, lane, b[j], b[j + 1]);
+        if (j < live_n) {
+          load_b_fragments<kBKContiguous>(b_tile, k, warp_col + j * kMmaN, lane, b[j], b[j + 1]);
+        }
       }
       // 16 tensor-core instructions on 6 ldmatrix loads: each A fragment serves 4 mma, each B 4.
 #pragma unroll
       for (int i = 0; i < kMmaTilesM; ++i) {
 #pragma unroll
-        for (int j = 0; j < kMmaTilesN; ++j) mma_m16n8k16(acc[i][j], a[i], b[j]);
+        for (int j = 0; j < kMmaTilesN; ++j) {
+          if (i < live_m && j < live_n) mma_m16n8k16(acc[i][j], a[i], b[j]);
+        }
       }
     }
   }
@@ -405,9 +417,9 @@ Split choose_split(const GemmProblem& p, int resident_blocks) {
   const int tiles =
       ((p.m + kBlockTileM - 1) / kBlockTileM) * ((p.n + kBlockTileN - 1) / kBlockTileN);
   const size_t fit_in_workspace = p.workspace ? p.workspace_floats / (size_t(p.m) * p.n) : 0;
-  const int splits = static_cast<int>(std::min<size_t>(
-      {size_t((resident_blocks + tiles - 1) / tiles), size_t(k_tiles / kMinKTilesPerSplit),
-       size_t(kMaxSplits), fit_in_workspace}));
+  const int splits = static_cast<int>(
+      std::min<size_t>({size_t(resident_blocks / tiles), size_t(k_tiles / kMinKTilesPerSplit),
+                        size_t(kMaxSplits), fit_in_workspace}));
   if (splits <= 1) return {1, k_tiles};
   const int k_tiles_per_split = (k_tiles + splits - 1) / splits;
   return {(k_tiles + k_tiles_per_split - 1) / k_tiles_per_split, k_tiles_per_split};
