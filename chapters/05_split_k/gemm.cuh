@@ -141,6 +141,9 @@ constexpr int kPad = 8;                            // halves of padding per shar
 constexpr int kStages = 4;                         // block tiles in the shared-memory ring
 constexpr int kMinKTilesPerSplit = 4;              // K tiles each split walks at least
 constexpr int kMaxSplits = 32;                     // most ranges K is cut into
+// Blocks per SM that the register budget must allow: chapter 04's 2. The skips below cost ptxas
+// 12-20 more registers, which would otherwise leave room for only one block of 256 threads.
+constexpr int kBlocksPerSm = 2;
 
 // A block tile of one operand in shared memory, stored as the operand is in global memory: kTileMn
 // rows of kBlockTileK halves when k is contiguous (A: N, B: T), else kBlockTileK rows of kTileMn.
@@ -288,7 +291,7 @@ __device__ __forceinline__ void mma_m16n8k16(float (&acc)[4], const uint32_t (&a
 }
 
 template <Op kOpA, Op kOpB>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     split_k_gemm_kernel(GemmProblem p, bool a_vectorized, bool b_vectorized,
                         int k_tiles_per_split) {
   constexpr bool kAKContiguous = kOpA == Op::N;
