@@ -141,9 +141,6 @@ constexpr int kPad = 8;                            // halves of padding per shar
 constexpr int kStages = 4;                         // block tiles in the shared-memory ring
 constexpr int kMinKTilesPerSplit = 4;              // K tiles each split walks at least
 constexpr int kMaxSplits = 32;                     // most ranges K is cut into
-// Blocks per SM that the register budget must allow: chapter 04's 2. The skips below cost ptxas
-// 12-20 more registers, which would otherwise leave room for only one block of 256 threads.
-constexpr int kBlocksPerSm = 2;
 
 // A block tile of one operand in shared memory, stored as the operand is in global memory: kTileMn
 // rows of kBlockTileK halves when k is contiguous (A: N, B: T), else kBlockTileK rows of kTileMn.
@@ -291,7 +288,7 @@ __device__ __forceinline__ void mma_m16n8k16(float (&acc)[4], const uint32_t (&a
 }
 
 template <Op kOpA, Op kOpB>
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
+__global__ void __launch_bounds__(kThreads)
     split_k_gemm_kernel(GemmProblem p, bool a_vectorized, bool b_vectorized,
                         int k_tiles_per_split) {
   constexpr bool kAKContiguous = kOpA == Op::N;
@@ -328,12 +325,11 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   // Prologue: the range's first kStages - 1 tiles in flight before the first MMA.
   for (int t = k_tile_begin; t < k_tile_begin + kStages - 1; ++t) load_stage(t);
 
-  // How many of this warp's mma tiles, down and across, hold any element of C: at M = 32, three of
-  // the four 32-row strips of a 128-row block tile lie below C. Their MMAs would only multiply
-  // the zeros the loads put there, so the warps skip them (the conditions are the same for every
-  // lane of a warp, so nothing diverges): a quarter of the tensor-core work is left.
-  const int live_m = (p.m - block_row - warp_row + kMmaM - 1) / kMmaM;
-  const int live_n = (p.n - block_col - warp_col + kMmaN - 1) / kMmaN;
+  // At M = 32 the lower half of a 128-row block tile lies below C: its warps would only multiply
+  // the zeros the loads put there, so they skip their MMAs (and still load and wait with the
+  // others). One test per K step; finer skips, per mma tile, cost more in the inner loop than
+  // they saved (measured: docs/05_split_k.md).
+  const bool warp_inside_c = block_row + warp_row < p.m && block_col + warp_col < p.n;
 
   float acc[kMmaTilesM][kMmaTilesN][4] = {};
   for (int t = k_tile_begin; t < k_tile_end; ++t) {
@@ -348,6 +344,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     __syncthreads();
     load_stage(t + kStages - 1);  // in flight during this step's MMAs and the next kStages - 2
 
+    if (!warp_inside_c) continue;
     const __half* a_tile = ring + t % kStages * Ring::kElements;
     const __half* b_tile = a_tile + Ring::A::kElements;
 
@@ -356,21 +353,17 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
       uint32_t a[kMmaTilesM][4], b[kMmaTilesN][2];
 #pragma unroll
       for (int i = 0; i < kMmaTilesM; ++i) {
-        if (i < live_m) load_a_fragment<kAKContiguous>(a_tile, warp_row + i * kMmaM, k, lane, a[i]);
+        load_a_fragment<kAKContiguous>(a_tile, warp_row + i * kMmaM, k, lane, a[i]);
       }
 #pragma unroll
       for (int j = 0; j < kMmaTilesN; j += 2) {
-        if (j < live_n) {
-          load_b_fragments<kBKContiguous>(b_tile, k, warp_col + j * kMmaN, lane, b[j], b[j + 1]);
-        }
+        load_b_fragments<kBKContiguous>(b_tile, k, warp_col + j * kMmaN, lane, b[j], b[j + 1]);
       }
       // 16 tensor-core instructions on 6 ldmatrix loads: each A fragment serves 4 mma, each B 4.
 #pragma unroll
       for (int i = 0; i < kMmaTilesM; ++i) {
 #pragma unroll
-        for (int j = 0; j < kMmaTilesN; ++j) {
-          if (i < live_m && j < live_n) mma_m16n8k16(acc[i][j], a[i], b[j]);
-        }
+        for (int j = 0; j < kMmaTilesN; ++j) mma_m16n8k16(acc[i][j], a[i], b[j]);
       }
     }
   }
