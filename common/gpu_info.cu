@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include <ctime>
+
 #include "cuda_check.cuh"
 
 namespace mnist {
@@ -73,6 +75,15 @@ std::string describe(const GpuInfo& info) {
          std::to_string(info.sm_clock_mhz) + "/" + std::to_string(info.max_sm_clock_mhz) +
          " MHz, driver " + info.driver + " (CUDA " + version(info.driver_version) + "), runtime " +
          version(info.runtime_version);
+}
+
+std::string utc_date() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[16];
+  std::strftime(text, sizeof text, "%Y-%m-%d", &utc);
+  return text;
 }
 
 }  // namespace mnist

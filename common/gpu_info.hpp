@@ -21,5 +21,7 @@ bool gpu_available();
 GpuInfo query_gpu();
 // One line: name, SMs, clocks, driver, CUDA.
 std::string describe(const GpuInfo& info);
+// Today's date in UTC, YYYY-MM-DD: the date column of every CSV with timings.
+std::string utc_date();
 
 }  // namespace mnist

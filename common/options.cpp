@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 
 #include "dataset.hpp"
@@ -18,6 +19,7 @@ constexpr uint64_t kDefaultSeed = 42;
 constexpr int kMaxBatch = 1 << 16;
 constexpr int kMaxEpochs = 1000;
 constexpr int kMaxWidth = 1 << 16;
+constexpr int kMaxSteps = std::numeric_limits<int>::max();
 
 void print_usage(const char* program, const std::string& default_data_dir) {
   std::printf(
@@ -31,6 +33,7 @@ void print_usage(const char* program, const std::string& default_data_dir) {
       "  --batch B        samples per SGD step (default %d)\n"
       "  --lr X           learning rate (default %g)\n"
       "  --seed S         seeds the weights and the batch order (default %llu)\n"
+      "  --max-steps N    train (and time) only the first N steps of each epoch (default: all)\n"
       "  --out-dir DIR    writes <chapter>_steps.csv and <chapter>_epochs.csv there (default "
       "runs)\n"
       "  --help           this text\n",
@@ -130,6 +133,8 @@ bool parse_train_options(int argc, char** argv, const std::string& default_data_
       options.learning_rate = parse_positive_float(flag, value);
     } else if (flag == "--seed") {
       options.seed = static_cast<uint64_t>(parse_integer(flag, value, 0, INT64_MAX));
+    } else if (flag == "--max-steps") {
+      options.max_steps = static_cast<int>(parse_integer(flag, value, 1, kMaxSteps));
     } else if (flag == "--out-dir") {
       options.out_dir = value;
     } else {

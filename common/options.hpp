@@ -15,6 +15,9 @@ struct TrainOptions {
   int batch = 0;
   float learning_rate = 0;
   uint64_t seed = 0;
+  // Steps trained (and timed) per epoch: the first max_steps of the epoch's batches, or all of
+  // them when 0. Lets a slow chapter be timed on a large model in seconds.
+  int max_steps = 0;
   std::string out_dir;  // where the CSV files go
 };
 

@@ -1,4 +1,5 @@
 // The trainer program of every chapter: `build/train_NN_name --help`.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -40,15 +41,22 @@ int run(int argc, char** argv) {
   std::filesystem::create_directories(options.out_dir);
   const std::string prefix = options.out_dir + "/" + chapter_name();
   std::ofstream steps_csv = open_csv(prefix + "_steps.csv", "chapter,epoch,step,loss");
-  std::ofstream epochs_csv = open_csv(
-      prefix + "_epochs.csv",
-      "chapter,gpu,layers,batch,lr,seed,epoch,train_loss,test_loss,test_accuracy,train_ms");
+  std::ofstream epochs_csv = open_csv(prefix + "_epochs.csv",
+                                      "chapter,gpu,layers,batch,lr,seed,epoch,train_loss,test_loss,"
+                                      "test_accuracy,train_ms,steps,ms_per_step,date,sm_clock_mhz,"
+                                      "driver,cuda_runtime");
 
   cudaEvent_t start, stop;
   CUDA_CHECK(cudaEventCreate(&start));
   CUDA_CHECK(cudaEventCreate(&stop));
-  const int steps = trainer.loss_slots();
-  std::printf("%5s %12s %12s %10s %10s\n", "epoch", "train_loss", "test_loss", "test_acc", "ms");
+  const int epoch_steps = trainer.loss_slots();
+  const int steps = options.max_steps > 0 ? std::min(options.max_steps, epoch_steps) : epoch_steps;
+  if (steps < epoch_steps) {
+    std::printf("training and timing the first %d of the %d steps of each epoch (--max-steps)\n",
+                steps, epoch_steps);
+  }
+  std::printf("%5s %12s %12s %10s %10s %10s\n", "epoch", "train_loss", "test_loss", "test_acc",
+              "ms", "ms/step");
   for (int epoch = 0; epoch < options.epochs; ++epoch) {
     trainer.set_order(epoch_order(data.train.count, options.seed, epoch));
     CUDA_CHECK(cudaEventRecord(start, trainer.stream()));
@@ -59,8 +67,11 @@ int run(int argc, char** argv) {
     }
     CUDA_CHECK(cudaEventRecord(stop, trainer.stream()));
     CUDA_CHECK(cudaEventSynchronize(stop));
+    // The clock under load, before evaluation: the GPU may clock down when it runs hot or idles.
+    const int sm_clock_mhz = query_gpu().sm_clock_mhz;
     float ms = 0;
     CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    const double ms_per_step = static_cast<double>(ms) / steps;
 
     const std::vector<float> losses = trainer.losses(steps);
     double loss_sum = 0;
@@ -75,13 +86,14 @@ int run(int argc, char** argv) {
                 << losses[s] << '\n';
     }
     const Evaluation test = trainer.evaluate();
-    std::printf("%5d %12.5f %12.5f %9.2f%% %10.1f\n", epoch + 1, loss_sum / steps, test.mean_loss,
-                100 * test.accuracy, ms);
+    std::printf("%5d %12.5f %12.5f %9.2f%% %10.1f %10.4f\n", epoch + 1, loss_sum / steps,
+                test.mean_loss, 100 * test.accuracy, ms, ms_per_step);
     std::fflush(stdout);
     epochs_csv << chapter_name() << ",\"" << gpu.name << "\"," << layers << ',' << options.batch
                << ',' << options.learning_rate << ',' << options.seed << ',' << epoch + 1 << ','
                << loss_sum / steps << ',' << test.mean_loss << ',' << test.accuracy << ',' << ms
-               << '\n';
+               << ',' << steps << ',' << ms_per_step << ',' << utc_date() << ',' << sm_clock_mhz
+               << ',' << gpu.driver << ',' << gpu.runtime_version << '\n';
   }
   CUDA_CHECK(cudaEventDestroy(start));
   CUDA_CHECK(cudaEventDestroy(stop));

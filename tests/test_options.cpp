@@ -58,5 +58,12 @@ int main() {
   rejected({"--layers", "784-20"}, "must start at 784 and end at 10");
   rejected({"--frobnicate", "1"}, "unknown option --frobnicate");
   rejected({"--epochs"}, "missing value: --epochs");
+  CHECK(parse({}, options).empty() && options.max_steps == 0);
+  CHECK(parse({"--max-steps", "100"}, options).empty() && options.max_steps == 100);
+  rejected({"--max-steps", "0"}, "--max-steps expects an integer in [1, 2147483647], got '0'");
+  rejected({"--max-steps", "-5"}, "--max-steps expects an integer");
+  rejected({"--max-steps", "10x"}, "--max-steps expects an integer");
+  rejected({"--max-steps", "2147483648"}, "--max-steps expects an integer");
+  rejected({"--max-steps"}, "missing value: --max-steps");
   return testing::finish("options");
 }

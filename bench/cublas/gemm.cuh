@@ -1,0 +1,17 @@
+// Not a chapter: cuBLAS as a trainer's GEMM, so that build/bench/train_cublas trains the same
+// model with the same step as every chapter and gives the ceiling a hand-written GEMM can reach
+// in this trainer. Compiled into common/chapter.cu like a chapter's gemm.cuh (CHAPTER_NAME
+// "cublas").
+#pragma once
+
+#include "cublas_gemm.cuh"
+#include "gemm_interface.cuh"
+
+namespace mnist {
+
+// GemmProblem::workspace is left unused: cuBLAS manages its own.
+void launch_gemm(const GemmProblem& problem, cudaStream_t stream) {
+  cublas_gemm(problem, stream);
+}
+
+}  // namespace mnist
