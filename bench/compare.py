@@ -100,7 +100,7 @@ def find_trainers(build_dir, wanted):
 def train(trainer, out_dir, batch, hidden, epochs, max_steps, data_dir):
     """Runs the trainer; returns its epochs and steps CSVs. Raises RunFailed with its error line."""
     command = [str(trainer), "--batch", str(batch), "--hidden", str(hidden),
-               "--epochs", str(epochs), "--out-dir", str(out_dir)]
+               "--epochs", str(epochs), "--out-dir", str(out_dir), "--no-eval"]
     if max_steps is not None:
         command += ["--max-steps", str(max_steps)]
     if data_dir:

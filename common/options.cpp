@@ -34,6 +34,7 @@ void print_usage(const char* program, const std::string& default_data_dir) {
       "  --lr X           learning rate (default %g)\n"
       "  --seed S         seeds the weights and the batch order (default %llu)\n"
       "  --max-steps N    train (and time) only the first N steps of each epoch (default: all)\n"
+      "  --no-eval        skip the test-set evaluation after each epoch (for timing runs)\n"
       "  --out-dir DIR    writes <chapter>_steps.csv and <chapter>_epochs.csv there (default "
       "runs)\n"
       "  --help           this text\n",
@@ -116,6 +117,10 @@ bool parse_train_options(int argc, char** argv, const std::string& default_data_
     if (flag == "--help" || flag == "-h") {
       print_usage(argv[0], default_data_dir);
       return false;
+    }
+    if (flag == "--no-eval") {
+      options.evaluate = false;
+      continue;
     }
     if (i + 1 >= argc) throw std::invalid_argument("unknown option or missing value: " + flag);
     const std::string value = argv[++i];

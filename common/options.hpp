@@ -18,6 +18,7 @@ struct TrainOptions {
   // Steps trained (and timed) per epoch: the first max_steps of the epoch's batches, or all of
   // them when 0. Lets a slow chapter be timed on a large model in seconds.
   int max_steps = 0;
+  bool evaluate = true;  // the test split after every epoch; off for timing runs (--no-eval)
   std::string out_dir;  // where the CSV files go
 };
 

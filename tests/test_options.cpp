@@ -58,7 +58,9 @@ int main() {
   rejected({"--layers", "784-20"}, "must start at 784 and end at 10");
   rejected({"--frobnicate", "1"}, "unknown option --frobnicate");
   rejected({"--epochs"}, "missing value: --epochs");
-  CHECK(parse({}, options).empty() && options.max_steps == 0);
+  CHECK(parse({}, options).empty() && options.max_steps == 0 && options.evaluate);
+  CHECK(parse({"--no-eval", "--epochs", "2"}, options).empty() && !options.evaluate &&
+        options.epochs == 2);
   CHECK(parse({"--max-steps", "100"}, options).empty() && options.max_steps == 100);
   rejected({"--max-steps", "0"}, "--max-steps expects an integer in [1, 2147483647], got '0'");
   rejected({"--max-steps", "-5"}, "--max-steps expects an integer");
