@@ -24,16 +24,19 @@
 // runs on the same inputs, and so would a whole training run. With a fixed order the result is
 // the same, bit for bit, every time (the GEMM test checks it). Both ways cost one more launch:
 // the atomics need C zeroed first. The partial tiles are written and read once each, at L2
-// speed, and the extra traffic is splits x M x N x 8 bytes: 1.6 MB for 32 x 784 with 16 splits.
+// speed, and the extra traffic is splits x M x N x 8 bytes: 6.4 MB for 32 x 784 with 32 splits.
 //
 // How many splits: choose_split() below. As many blocks as the GPU runs at once (the SMs times the
 // blocks of this kernel that fit on one SM, asked of the CUDA runtime) and no more, since a
-// second, partial wave of blocks would take as long as the first; but every split
-// at least kMinKTilesPerSplit K tiles long, so that its ring runs for more than a prologue, at
-// most kMaxSplits, and no more than the workspace holds. Products whose tiles already fill the GPU
+// second, partial wave of blocks would take as long as the first; but every split at least
+// kMinKTilesPerSplit K tiles long, so that its ring runs for more than a prologue, at most
+// kMaxSplits, and no more than the workspace holds. Products whose tiles already fill the GPU
 // keep one split, which writes C directly, with no second pass. Each split then gets
 // ceil(k_tiles / splits) tiles and splits is recomputed, so that no split is left empty. The
 // backward-weight products (K = batch = 32 = one K tile) cannot be split at all.
+//
+// One more change serves the same M = 32 products: warps whose whole warp tile lies below C skip
+// their MMAs (see warp_inside_c in the kernel).
 //
 // The rest is chapter 04's, unchanged:
 //
