@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The Python tools outside the build, from the outside (meson test, suite cpu):
+#   tests/python_tools_test.sh plots SOURCE_ROOT
+#       tools/plot_comparison.py draws every figure and the table from the synthetic CSVs in
+#       tests/data/plots/, and skips (without failing) when it has no inputs at all
+#   tests/python_tools_test.sh pytorch-self-test SOURCE_ROOT DATA_DIR
+#       bench/pytorch_mlp.py --self-test prints exactly what the C++ (rng.hpp, model.cpp,
+#       dataset.cpp) gives for the same calls: generator, initial weights, epoch orders, pixels
+# Exit status 77 (SKIP) when no Python has the modules (Debian: apt-get install python3-seaborn),
+# unless MNIST_REQUIRE_PYTHON_TOOLS=1 (set by .ci/run) makes that a failure.
+set -u
+mode=$1
+root=$2
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+export MPLCONFIGDIR="$scratch/matplotlib"
+
+fail() {
+  echo "FAIL $*"
+  exit 1
+}
+
+# The first of /usr/bin/python3 (Debian's, where python3-seaborn installs) and python3 on PATH
+# that imports every module named.
+find_python() {
+  local python
+  for python in /usr/bin/python3 python3; do
+    if command -v "$python" >/dev/null &&
+      "$python" -c "import $(IFS=,; echo "$*")" 2>/dev/null; then
+      echo "$python"
+      return 0
+    fi
+  done
+  # Called as $(find_python ...): what it says goes to stderr.
+  local why="no python3 imports $*"
+  if [ "${MNIST_REQUIRE_PYTHON_TOOLS:-0}" = 1 ]; then
+    echo "FAIL $why (MNIST_REQUIRE_PYTHON_TOOLS=1)" >&2
+    exit 1
+  fi
+  echo "SKIP: $why (Debian: apt-get install python3-seaborn)" >&2
+  exit 77
+}
+
+is_png() {
+  [ -s "$1" ] && [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]
+}
+
+plots() {
+  local python figures=$scratch/figures output
+  python=$(find_python seaborn pandas matplotlib) || exit $?
+  output=$("$python" "$root/tools/plot_comparison.py" --results "$root/tests/data/plots" \
+    --figures "$figures" 2>&1) || fail "plot_comparison.py on tests/data/plots: $output"
+  ! grep -i skipped <<<"$output" || fail "a figure was skipped on complete inputs"
+  local png
+  for png in comparison_time comparison_speedup comparison_loss comparison_gemm; do
+    is_png "$figures/$png.png" || fail "$png.png missing, empty or not a PNG"
+  done
+  local table=$figures/comparison_table.md rows
+  [ -s "$table" ] || fail "comparison_table.md missing or empty"
+  # 2 batch sizes x 3 hidden widths; the newest chapter, then the PyTorch variants in order.
+  local header='| batch | hidden | 05_split_k | pytorch_eager | pytorch_compile'
+  header+=' | pytorch_cudagraph |'
+  grep -qxF "$header" "$table" || fail "table header: $(head -n 3 "$table")"
+  rows=$(grep -c '^| [0-9]' "$table")
+  [ "$rows" -eq 6 ] || fail "table has $rows rows, expected 6"
+  grep -qxF '| 32 | 1024 | 534.4 | 1350.0 (2.53x) | 637.5 (1.19x) | 446.2 (0.84x) |' "$table" ||
+    fail "table row batch 32 hidden 1024 is wrong"
+  grep -qxF "$header" <<<"$output" || fail "the table was not printed"
+
+  mkdir "$scratch/empty"
+  output=$("$python" "$root/tools/plot_comparison.py" --results "$scratch/empty" \
+    --figures "$scratch/none" 2>&1) || fail "plot_comparison.py without inputs: $output"
+  [ "$(grep -c '^skipped' <<<"$output")" -eq 3 ] || fail "without inputs: $output"
+  [ -z "$(ls -A "$scratch/none")" ] || fail "without inputs it wrote $(ls "$scratch/none")"
+  echo "plot_comparison: 4 figures and the table from tests/data/plots; no inputs: 3 skips"
+}
+
+# From a throwaway C++ program calling SplitMix64, stream, init_params({784, 1024, 1024, 1024,
+# 10}, 42), epoch_order(60000, 42, e) and load_dataset(MNIST), printing floats with %a %.9g.
+expected_self_test() {
+  cat <<'TEXT'
+splitmix64(0) next 0: 0xe220a8397b1dcdaf
+splitmix64(0) next 1: 0x6e789e6aa1b965f4
+splitmix64(0) next 2: 0x06c45d188009454f
+splitmix64(7) below(60000) 0: 23389
+splitmix64(7) below(60000) 1: 1007
+splitmix64(7) below(60000) 2: 54045
+stream(42,1) next: 0x3d9f26595633b8d3
+w0[0] -0x1.6ec95cp-7 -0.0111934375
+w0[1] 0x1.0aad4cp-5 0.0325533375
+w0[2] -0x1.ff32dcp-11 -0.000975034083
+w0[802815] 0x1.0615f6p-5 0.0319928937
+b0[0] 0x1.90b402p-11 0.000764280616
+b0[1023] 0x1.5c33b8p-9 0.00265657064
+w1[0] -0x1.a36dep-7 -0.0127999634
+w1[1048575] 0x1.c7c25p-8 0.00695433095
+b2[5] 0x1.c00e6cp-6 0.0273471884
+w3[0] -0x1.e24528p-7 -0.0147177167
+w3[10239] -0x1.2425ap-7 -0.00891561806
+b3[9] -0x1.0a46p-6 -0.0162520409
+order e0: 24026 55850 46781 40984 38127 36925 26356 2002 5440 9256 14442
+order e1: 12290 40741 382 22618 29607 20490 46000 53100 58245 48062 10806
+pixel_mean 0x1.0b97b8p-3 0.130660474
+pixel_std 0x1.3b809cp-2 0.308107793
+train[0][0] -0x1.b2406ep-2 -0.424073905
+train[0][156] 0x1.2dfd14p+0 1.17964292
+test[0][202] 0x1.4a46b4p-1 0.645070672
+TEXT
+}
+
+pytorch_self_test() {
+  local python data_dir=$1
+  python=$(find_python numpy) || exit $?
+  "$python" "$root/bench/pytorch_mlp.py" --self-test --data-dir "$data_dir" \
+    >"$scratch/actual" 2>"$scratch/stderr" ||
+    fail "pytorch_mlp.py --self-test: $(cat "$scratch/stderr")"
+  expected_self_test >"$scratch/expected"
+  if ! diff "$scratch/expected" "$scratch/actual"; then
+    fail "pytorch_mlp.py --self-test differs from the C++ values (< C++, > Python; no MNIST" \
+      "in $data_dir? run data/fetch.sh)"
+  fi
+  echo "pytorch_mlp --self-test: $(wc -l <"$scratch/expected") lines equal to the C++;" \
+    "$(cat "$scratch/stderr")"
+}
+
+case $mode in
+  plots) plots ;;
+  pytorch-self-test) pytorch_self_test "$3" ;;
+  *) fail "unknown mode '$mode' (plots or pytorch-self-test)" ;;
+esac
