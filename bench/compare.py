@@ -36,6 +36,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from arguments import integer_list
+
 TRAIN_IMAGES = 60000
 EPOCHS = 3  # the first one is warm-up
 # The steps of a short first run that estimates a configuration's time per step (its second
@@ -51,16 +53,6 @@ COLUMNS = ["date", "gpu", "sm_clock_mhz", "driver", "cuda", "torch", "implementa
 
 class RunFailed(Exception):
     pass
-
-
-def integer_list(text):
-    try:
-        values = [int(field) for field in text.split(",")]
-    except ValueError:
-        values = []
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers, e.g. 32,256; got '{text}'")
-    return values
 
 
 def parse_args():

@@ -74,6 +74,8 @@ import time
 import traceback
 from pathlib import Path
 
+from arguments import integer_list
+
 try:
     import numpy as np
 except ImportError as missing:
@@ -765,16 +767,6 @@ def load_train_on_gpu(data_dir):
     images = normalise(pixels, mean, std).astype(np.float16)
     return (torch.from_numpy(images).cuda(),
             torch.from_numpy(labels.astype(np.int64)).cuda())
-
-
-def integer_list(text):
-    try:
-        values = [int(field) for field in text.split(",")]
-    except ValueError:
-        values = []
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers, e.g. 32,256; got '{text}'")
-    return values
 
 
 def variant_list(text):
