@@ -19,7 +19,7 @@ struct TrainOptions {
   // them when 0. Lets a slow chapter be timed on a large model in seconds.
   int max_steps = 0;
   bool evaluate = true;  // the test split after every epoch; off for timing runs (--no-eval)
-  std::string out_dir;  // where the CSV files go
+  std::string out_dir;   // where the CSV files go
 };
 
 // The whole of `text` as an integer in [low, high]; otherwise throws std::invalid_argument

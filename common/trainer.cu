@@ -110,8 +110,8 @@ void Trainer::multiply(GemmProblem problem) {
 void Trainer::forward(const __half* x, int rows) {
   const __half* input = x;
   for (Layer& layer : layers_) {
-    multiply({rows, layer.out, layer.in, input, kForward.a, layer.weight_operand, kForward.b,
-              layer.z});
+    multiply(
+        {rows, layer.out, layer.in, input, kForward.a, layer.weight_operand, kForward.b, layer.z});
     if (layer.output) {
       bias_relu_to_half(layer.z, layer.bias, rows, layer.out, layer.output, stream_);
       input = layer.output;

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "dataset.hpp"
-#include "gemm_interface.cuh"
 #include "device_arena.cuh"
+#include "gemm_interface.cuh"
 #include "model.hpp"
 #include "reference_trainer.hpp"
 
