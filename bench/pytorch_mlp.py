@@ -402,20 +402,10 @@ class StepRunner:
 
     def warm_up(self, count):
         """Runs `count` steps; returns the seconds of the first, which compiles."""
-        begin = time.perf_counter()
-        self.steps(1)
-        torch.cuda.synchronize()
-        seconds = time.perf_counter() - begin
-        self.steps(count - 1)
-        return seconds
+        return first_of_timed(self.steps, count)
 
     def warm_up_partial(self, count):
-        begin = time.perf_counter()
-        self.partial_steps(1)
-        torch.cuda.synchronize()
-        seconds = time.perf_counter() - begin
-        self.partial_steps(count - 1)
-        return seconds
+        return first_of_timed(self.partial_steps, count)
 
     def restart(self):
         restore(self.params, self.init)
@@ -487,6 +477,16 @@ class GraphRunner:
     def restart(self):
         restore(self.params, self.init)
         self.counter.zero_()
+
+
+def first_of_timed(run, count):
+    """run(1), timed to its end on the GPU, then run(count - 1); returns the first's seconds."""
+    begin = time.perf_counter()
+    run(1)
+    torch.cuda.synchronize()
+    seconds = time.perf_counter() - begin
+    run(count - 1)
+    return seconds
 
 
 def median_ms_per_step(launch, windows, steps):
