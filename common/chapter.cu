@@ -4,13 +4,45 @@
 #include <string>
 
 #include "cuda_check.cuh"
+#include "epilogue.cuh"
 #include "gemm.cuh"
 #include "gemm_interface.cuh"
 
 namespace mnist {
+namespace {
+
+// The buffers each epilogue reads or writes, and c where the chapter stores the product first.
+void check_epilogue(const GemmProblem& p) {
+  const Epilogue& e = p.epilogue;
+  const bool stores_c = e.kind == EpilogueKind::kStore || e.kind == EpilogueKind::kBias;
+  bool present = p.c || (kFusedEpilogue && !stores_c);
+  switch (e.kind) {
+    case EpilogueKind::kStore:
+      break;
+    case EpilogueKind::kBias:
+      present = present && e.bias;
+      break;
+    case EpilogueKind::kBiasRelu:
+      present = present && e.bias && e.out;
+      break;
+    case EpilogueKind::kReluGrad:
+      present = present && e.activation && e.out;
+      break;
+    case EpilogueKind::kSgd:
+      present = present && e.master && e.out;
+      break;
+  }
+  if (!present) throw std::invalid_argument("gemm: the epilogue lacks one of its buffers");
+}
+
+}  // namespace
 
 const char* chapter_name() {
   return CHAPTER_NAME;
+}
+
+bool chapter_fuses_epilogue() {
+  return kFusedEpilogue;
 }
 
 void gemm(const GemmProblem& p, cudaStream_t stream) {
@@ -18,9 +50,18 @@ void gemm(const GemmProblem& p, cudaStream_t stream) {
     throw std::invalid_argument("gemm: empty problem " + std::to_string(p.m) + "x" +
                                 std::to_string(p.n) + "x" + std::to_string(p.k));
   }
-  if (!p.a || !p.b || !p.c) throw std::invalid_argument("gemm: null operand");
-  launch_gemm(p, stream);
+  if (!p.a || !p.b) throw std::invalid_argument("gemm: null operand");
+  check_epilogue(p);
+  if (kFusedEpilogue || p.epilogue.kind == EpilogueKind::kStore) {
+    launch_gemm(p, stream);
+    CUDA_CHECK_LAUNCH();
+    return;
+  }
+  GemmProblem product = p;
+  product.epilogue = Epilogue{};
+  launch_gemm(product, stream);
   CUDA_CHECK_LAUNCH();
+  apply_epilogue(p, stream);
 }
 
 }  // namespace mnist

@@ -16,23 +16,45 @@ namespace mnist {
 // with less or none.
 constexpr size_t kGemmWorkspaceFloats = size_t(4) << 20;  // 16 MiB
 
-// C = op(A) . op(B): fp16 operands, fp32 accumulation, fp32 result. C is m x n, row-major,
-// overwritten. Operand layouts as in gemm_types.hpp.
+// What happens to each element v = (op(A) . op(B))[row][col] on its way out: the work of a
+// training step around each of its products (trainer.cu). Every matrix below is m x n, row-major.
+enum class EpilogueKind {
+  kStore,     // c = v
+  kBias,      // c = v + bias[col]                              forward, output layer (logits)
+  kBiasRelu,  // out = fp16(max(v + bias[col], 0))              forward, hidden layers
+  kReluGrad,  // out = fp16(activation > 0 ? v : 0)             backward data: dZ of the layer below
+  kSgd,       // master -= learning_rate * v; out = fp16(master)  backward weight: the SGD update
+};
+struct Epilogue {
+  EpilogueKind kind = EpilogueKind::kStore;
+  const float* bias = nullptr;
+  const __half* activation = nullptr;
+  float* master = nullptr;
+  __half* out = nullptr;
+  float learning_rate = 0;
+};
+
+// C = op(A) . op(B) through the epilogue: fp16 operands, fp32 accumulation. Operand layouts as in
+// gemm_types.hpp.
 struct GemmProblem {
   int m = 0, n = 0, k = 0;
   const __half* a = nullptr;
   Op op_a = Op::N;
   const __half* b = nullptr;
   Op op_b = Op::N;
+  // m x n, row-major. The result of kStore and kBias. For the other epilogues a chapter whose
+  // kernels cannot apply them (kFusedEpilogue false) stores v here and gemm() applies the
+  // epilogue in a second pass; a chapter that fuses them ignores c, which may then be null.
   float* c = nullptr;
+  Epilogue epilogue;
   // Scratch memory for this GEMM alone, workspace_floats floats, or null. Its contents on entry
   // do not matter, and the GEMM may leave anything in it.
   float* workspace = nullptr;
   size_t workspace_floats = 0;
 };
 
-// Checks the problem, launches the chapter's kernel(s) on `stream` and checks the launch.
-// Throws std::invalid_argument for a problem the chapter cannot take.
+// Checks the problem, launches the chapter's kernel(s) on `stream` (and the epilogue pass, see c)
+// and checks the launches. Throws std::invalid_argument for a problem the chapter cannot take.
 void gemm(const GemmProblem& problem, cudaStream_t stream);
 
 // Implemented by the chapter; called by gemm() with a validated problem.
@@ -40,5 +62,7 @@ void launch_gemm(const GemmProblem& problem, cudaStream_t stream);
 
 // The chapter's folder name, e.g. "01_naive".
 const char* chapter_name();
+// Whether the chapter's kernels apply the epilogue themselves (chapter 06 onwards).
+bool chapter_fuses_epilogue();
 
 }  // namespace mnist

@@ -1,0 +1,26 @@
+#include "cuda_check.cuh"
+#include "epilogue.cuh"
+
+namespace mnist {
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void epilogue_kernel(GemmProblem p) {
+  const size_t count = static_cast<size_t>(p.m) * p.n;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
+       i += size_t(gridDim.x) * blockDim.x) {
+    finish_element(p, static_cast<int>(i / p.n), static_cast<int>(i % p.n), p.c[i]);
+  }
+}
+
+}  // namespace
+
+void apply_epilogue(const GemmProblem& p, cudaStream_t stream) {
+  const size_t count = static_cast<size_t>(p.m) * p.n;
+  const size_t blocks = (count + kThreads - 1) / kThreads;
+  epilogue_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace mnist
