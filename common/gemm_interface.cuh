@@ -46,11 +46,11 @@ struct GemmProblem {
   // kernels cannot apply them (kFusedEpilogue false) stores v here and gemm() applies the
   // epilogue in a second pass; a chapter that fuses them ignores c, which may then be null.
   float* c = nullptr;
-  Epilogue epilogue;
   // Scratch memory for this GEMM alone, workspace_floats floats, or null. Its contents on entry
   // do not matter, and the GEMM may leave anything in it.
   float* workspace = nullptr;
   size_t workspace_floats = 0;
+  Epilogue epilogue;
 };
 
 // Checks the problem, launches the chapter's kernel(s) on `stream` (and the epilogue pass, see c)
