@@ -50,7 +50,7 @@ struct GemmProblem {
   // do not matter, and the GEMM may leave anything in it.
   float* workspace = nullptr;
   size_t workspace_floats = 0;
-  Epilogue epilogue;
+  Epilogue epilogue = {};
 };
 
 // Checks the problem, launches the chapter's kernel(s) on `stream` (and the epilogue pass, see c)

@@ -2,9 +2,12 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <ctime>
+#include <vector>
 
 #include "cuda_check.cuh"
+#include "device_arena.cuh"
 
 namespace mnist {
 namespace {
@@ -84,6 +87,32 @@ std::string utc_date() {
   char text[16];
   std::strftime(text, sizeof text, "%Y-%m-%d", &utc);
   return text;
+}
+
+double copy_bandwidth_gb_per_s() {
+  constexpr size_t kBytes = size_t(256) << 20;
+  constexpr int kWarmup = 3, kRepeats = 20;
+  char *source = nullptr, *target = nullptr;
+  DeviceArena arena([&](DeviceArena& a) {
+    source = a.take<char>(kBytes);
+    target = a.take<char>(kBytes);
+  });
+  CUDA_CHECK(cudaMemset(source, 0xA5, kBytes));
+  cudaEvent_t start, stop;
+  CUDA_CHECK(cudaEventCreate(&start));
+  CUDA_CHECK(cudaEventCreate(&stop));
+  std::vector<float> ms(kRepeats);
+  for (int r = -kWarmup; r < kRepeats; ++r) {
+    CUDA_CHECK(cudaEventRecord(start));
+    CUDA_CHECK(cudaMemcpyAsync(target, source, kBytes, cudaMemcpyDeviceToDevice));
+    CUDA_CHECK(cudaEventRecord(stop));
+    CUDA_CHECK(cudaEventSynchronize(stop));
+    if (r >= 0) CUDA_CHECK(cudaEventElapsedTime(&ms[r], start, stop));
+  }
+  CUDA_CHECK(cudaEventDestroy(start));
+  CUDA_CHECK(cudaEventDestroy(stop));
+  std::nth_element(ms.begin(), ms.begin() + kRepeats / 2, ms.end());
+  return 2.0 * kBytes / (ms[kRepeats / 2] * 1e-3) / 1e9;
 }
 
 }  // namespace mnist

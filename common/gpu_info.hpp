@@ -21,6 +21,9 @@ bool gpu_available();
 GpuInfo query_gpu();
 // One line: name, SMs, clocks, driver, CUDA.
 std::string describe(const GpuInfo& info);
+// Device-to-device cudaMemcpy bandwidth in GB/s (bytes read + bytes written, per second): the
+// median of 20 copies of 256 MiB, after warm-up. Floors of memory-bound work divide by it.
+double copy_bandwidth_gb_per_s();
 // Today's date in UTC, YYYY-MM-DD: the date column of every CSV with timings.
 std::string utc_date();
 

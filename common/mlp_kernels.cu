@@ -12,34 +12,26 @@ int blocks_for(size_t count) {
 }
 
 __global__ void gather_kernel(const __half* images, const uint8_t* labels, const int* order,
-                              int first, int rows, int row_width, __half* x,
+                              const int* step, int batch, int row_width, __half* x,
                               uint8_t* batch_labels) {
   const int r = blockIdx.x;
-  const size_t source = static_cast<size_t>(order[first + r]);
+  const size_t source = static_cast<size_t>(order[*step * batch + r]);
   for (int p = threadIdx.x; p < row_width; p += blockDim.x) {
     x[static_cast<size_t>(r) * row_width + p] = images[source * row_width + p];
   }
   if (threadIdx.x == 0) batch_labels[r] = labels[source];
 }
 
-__global__ void bias_relu_kernel(const float* z, const float* bias, int rows, int cols,
-                                 __half* out) {
-  const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= static_cast<size_t>(rows) * cols) return;
-  out[i] = __float2half_rn(fmaxf(z[i] + bias[i % cols], 0.0f));
-}
-
-__global__ void softmax_cross_entropy_kernel(const float* z, const float* bias,
-                                             const uint8_t* labels, int rows, LossOutputs out) {
+__global__ void softmax_cross_entropy_kernel(const float* z, const uint8_t* labels, int rows,
+                                             LossOutputs out) {
   __shared__ float loss_partial[kThreads];
   __shared__ int correct_partial[kThreads];
   float loss = 0.0f;
   int correct = 0;
   for (int r = threadIdx.x; r < rows; r += blockDim.x) {
-    float logits[kClasses];
+    const float* logits = z + r * kClasses;
     int best = 0;
-    for (int c = 0; c < kClasses; ++c) {
-      logits[c] = z[r * kClasses + c] + bias[c];
+    for (int c = 1; c < kClasses; ++c) {
       if (logits[c] > logits[best]) best = c;  // first maximum, like std::max_element
     }
     float sum = 0.0f;
@@ -65,34 +57,22 @@ __global__ void softmax_cross_entropy_kernel(const float* z, const float* bias,
     __syncthreads();
   }
   if (threadIdx.x == 0) {
-    if (out.mean_loss) *out.mean_loss = loss_partial[0] / rows;
+    if (out.step_losses) out.step_losses[(*out.step)++] = loss_partial[0] / rows;
     if (out.loss_sum) *out.loss_sum += loss_partial[0];
     if (out.correct) *out.correct += correct_partial[0];
   }
 }
 
-__global__ void relu_backward_kernel(const float* grad, const __half* activation, size_t count,
-                                     __half* out) {
-  const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  out[i] = __float2half_rn(__half2float(activation[i]) > 0.0f ? grad[i] : 0.0f);
-}
-
-__global__ void column_sums_kernel(const __half* x, int rows, int cols, float* sums) {
-  const int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= cols) return;
+__global__ void bias_sgd_kernel(const BiasUpdate* updates, int layers, int total_cols, int rows,
+                                float learning_rate) {
+  int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= total_cols) return;
+  int l = 0;
+  while (l < layers - 1 && j >= updates[l].cols) j -= updates[l++].cols;
+  const BiasUpdate u = updates[l];
   float sum = 0.0f;
-  for (int r = 0; r < rows; ++r) sum += __half2float(x[static_cast<size_t>(r) * cols + j]);
-  sums[j] = sum;
-}
-
-__global__ void sgd_kernel(float* master, const float* grad, size_t count, float learning_rate,
-                           __half* operand) {
-  const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= count) return;
-  const float updated = master[i] - learning_rate * grad[i];
-  master[i] = updated;
-  if (operand) operand[i] = __float2half_rn(updated);
+  for (int r = 0; r < rows; ++r) sum += __half2float(u.grad[static_cast<size_t>(r) * u.cols + j]);
+  u.bias[j] -= learning_rate * sum;
 }
 
 __global__ void to_half_kernel(const float* x, size_t count, __half* out) {
@@ -102,41 +82,24 @@ __global__ void to_half_kernel(const float* x, size_t count, __half* out) {
 
 }  // namespace
 
-void gather_batch(const __half* images, const uint8_t* labels, const int* order, int first,
-                  int rows, int row_width, __half* x, uint8_t* batch_labels, cudaStream_t stream) {
-  gather_kernel<<<rows, kThreads, 0, stream>>>(images, labels, order, first, rows, row_width, x,
+void gather_batch(const __half* images, const uint8_t* labels, const int* order, const int* step,
+                  int batch, int rows, int row_width, __half* x, uint8_t* batch_labels,
+                  cudaStream_t stream) {
+  gather_kernel<<<rows, kThreads, 0, stream>>>(images, labels, order, step, batch, row_width, x,
                                                batch_labels);
   CUDA_CHECK_LAUNCH();
 }
 
-void bias_relu_to_half(const float* z, const float* bias, int rows, int cols, __half* out,
-                       cudaStream_t stream) {
-  bias_relu_kernel<<<blocks_for(static_cast<size_t>(rows) * cols), kThreads, 0, stream>>>(
-      z, bias, rows, cols, out);
-  CUDA_CHECK_LAUNCH();
-}
-
-void softmax_cross_entropy(const float* z, const float* bias, const uint8_t* labels, int rows,
+void softmax_cross_entropy(const float* logits, const uint8_t* labels, int rows,
                            const LossOutputs& out, cudaStream_t stream) {
-  softmax_cross_entropy_kernel<<<1, kThreads, 0, stream>>>(z, bias, labels, rows, out);
+  softmax_cross_entropy_kernel<<<1, kThreads, 0, stream>>>(logits, labels, rows, out);
   CUDA_CHECK_LAUNCH();
 }
 
-void relu_backward_to_half(const float* grad, const __half* activation, size_t count, __half* out,
-                           cudaStream_t stream) {
-  relu_backward_kernel<<<blocks_for(count), kThreads, 0, stream>>>(grad, activation, count, out);
-  CUDA_CHECK_LAUNCH();
-}
-
-void column_sums(const __half* x, int rows, int cols, float* sums, cudaStream_t stream) {
-  column_sums_kernel<<<blocks_for(cols), kThreads, 0, stream>>>(x, rows, cols, sums);
-  CUDA_CHECK_LAUNCH();
-}
-
-void sgd_update(float* master, const float* grad, size_t count, float learning_rate,
-                __half* operand, cudaStream_t stream) {
-  sgd_kernel<<<blocks_for(count), kThreads, 0, stream>>>(master, grad, count, learning_rate,
-                                                         operand);
+void bias_sgd(const BiasUpdate* updates, int layers, int total_cols, int rows, float learning_rate,
+              cudaStream_t stream) {
+  bias_sgd_kernel<<<blocks_for(total_cols), kThreads, 0, stream>>>(updates, layers, total_cols,
+                                                                   rows, learning_rate);
   CUDA_CHECK_LAUNCH();
 }
 

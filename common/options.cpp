@@ -35,6 +35,9 @@ void print_usage(const char* program, const std::string& default_data_dir) {
       "  --seed S         seeds the weights and the batch order (default %llu)\n"
       "  --max-steps N    train (and time) only the first N steps of each epoch (default: all)\n"
       "  --no-eval        skip the test-set evaluation after each epoch (for timing runs)\n"
+      "  --launch L       host: launch every kernel of every step from the host; graph: record\n"
+      "                   a step once as a CUDA graph, replay it (default: graph from chapter\n"
+      "                   06 on, host before)\n"
       "  --out-dir DIR    writes <chapter>_steps.csv and <chapter>_epochs.csv there (default "
       "runs)\n"
       "  --help           this text\n",
@@ -140,6 +143,11 @@ bool parse_train_options(int argc, char** argv, const std::string& default_data_
       options.seed = static_cast<uint64_t>(parse_integer(flag, value, 0, INT64_MAX));
     } else if (flag == "--max-steps") {
       options.max_steps = static_cast<int>(parse_integer(flag, value, 1, kMaxSteps));
+    } else if (flag == "--launch") {
+      if (value != "host" && value != "graph") {
+        throw std::invalid_argument("--launch expects host or graph, got '" + value + "'");
+      }
+      options.launch = value;
     } else if (flag == "--out-dir") {
       options.out_dir = value;
     } else {

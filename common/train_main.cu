@@ -28,7 +28,9 @@ int run(int argc, char** argv) {
   if (!parse_train_options(argc, argv, MNIST_DATA_DIR, options)) return 0;
   const GpuInfo gpu = query_gpu();
   const Dataset data = load_dataset(options.data_dir);
-  Trainer trainer(init_params(options.layers, options.seed), data, options.batch);
+  const bool graph = options.launch.empty() ? chapter_fuses_epilogue() : options.launch == "graph";
+  Trainer trainer(init_params(options.layers, options.seed), data, options.batch,
+                  graph ? StepLaunch::kGraph : StepLaunch::kHost);
 
   const std::string layers = format_layer_sizes(options.layers);
   std::printf("chapter %s | %s\n", chapter_name(), describe(gpu).c_str());
@@ -37,6 +39,15 @@ int run(int argc, char** argv) {
       layers.c_str(), options.batch, options.learning_rate,
       static_cast<unsigned long long>(options.seed), data.train.count, data.test.count,
       trainer.device_bytes() / 1048576.0);
+  // What a step costs at the least: its launches, and its weight traffic at copy bandwidth.
+  const int kernels = trainer.kernels_per_step();
+  const double bandwidth = copy_bandwidth_gb_per_s();
+  const double floor_ms = trainer.step_bytes_floor() / (bandwidth * 1e9) * 1e3;
+  std::printf(
+      "step: %d kernels, %s; DRAM floor %.4f ms (%.1f MB of weight traffic at %.0f GB/s copy "
+      "bandwidth)\n",
+      kernels, graph ? "replayed as one CUDA graph" : "each launched from the host", floor_ms,
+      trainer.step_bytes_floor() / 1e6, bandwidth);
 
   std::filesystem::create_directories(options.out_dir);
   const std::string prefix = options.out_dir + "/" + chapter_name();
@@ -44,12 +55,13 @@ int run(int argc, char** argv) {
   std::ofstream epochs_csv = open_csv(prefix + "_epochs.csv",
                                       "chapter,gpu,layers,batch,lr,seed,epoch,train_loss,test_loss,"
                                       "test_accuracy,train_ms,steps,ms_per_step,date,sm_clock_mhz,"
-                                      "driver,cuda_runtime");
+                                      "driver,cuda_runtime,launch,kernels_per_step,"
+                                      "floor_ms_per_step");
 
   cudaEvent_t start, stop;
   CUDA_CHECK(cudaEventCreate(&start));
   CUDA_CHECK(cudaEventCreate(&stop));
-  const int epoch_steps = trainer.loss_slots();
+  const int epoch_steps = trainer.steps_per_epoch();
   const int steps = options.max_steps > 0 ? std::min(options.max_steps, epoch_steps) : epoch_steps;
   if (steps < epoch_steps) {
     std::printf("training and timing the first %d of the %d steps of each epoch (--max-steps)\n",
@@ -60,11 +72,7 @@ int run(int argc, char** argv) {
   for (int epoch = 0; epoch < options.epochs; ++epoch) {
     trainer.set_order(epoch_order(data.train.count, options.seed, epoch));
     CUDA_CHECK(cudaEventRecord(start, trainer.stream()));
-    for (int s = 0; s < steps; ++s) {
-      const int first = s * options.batch;
-      trainer.step(first, std::min(options.batch, data.train.count - first), options.learning_rate,
-                   s);
-    }
+    trainer.train(steps, options.learning_rate);
     CUDA_CHECK(cudaEventRecord(stop, trainer.stream()));
     CUDA_CHECK(cudaEventSynchronize(stop));
     // The clock under load, before evaluation: the GPU may clock down when it runs hot or idles.
@@ -94,7 +102,8 @@ int run(int argc, char** argv) {
                << ',' << options.learning_rate << ',' << options.seed << ',' << epoch + 1 << ','
                << loss_sum / steps << ',' << test.mean_loss << ',' << test.accuracy << ',' << ms
                << ',' << steps << ',' << ms_per_step << ',' << utc_date() << ',' << sm_clock_mhz
-               << ',' << gpu.driver << ',' << gpu.runtime_version << '\n';
+               << ',' << gpu.driver << ',' << gpu.runtime_version << ','
+               << (graph ? "graph" : "host") << ',' << kernels << ',' << floor_ms << '\n';
   }
   CUDA_CHECK(cudaEventDestroy(start));
   CUDA_CHECK(cudaEventDestroy(stop));

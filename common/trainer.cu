@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "cuda_check.cuh"
 #include "gemm_interface.cuh"
@@ -12,9 +13,9 @@ namespace {
 
 constexpr int kEvalChunk = 1000;  // test rows per forward pass during evaluation
 
-int checked_batch(int max_batch) {
-  if (max_batch < 1) throw std::invalid_argument("Trainer: batch must be positive");
-  return max_batch;
+int checked_batch(int batch) {
+  if (batch < 1) throw std::invalid_argument("Trainer: batch must be positive");
+  return batch;
 }
 
 std::vector<__half> to_half_host(const std::vector<float>& x) {
@@ -34,40 +35,44 @@ void upload(T* device, const std::vector<T>& host, cudaStream_t stream) {
 void Trainer::carve(DeviceArena& arena) {
   const size_t train_pixels = static_cast<size_t>(train_count_) * kPixels;
   const size_t test_pixels = static_cast<size_t>(test_count_) * kPixels;
-  const int widest = *std::max_element(sizes_.begin(), sizes_.end());
   train_images_ = arena.take<__half>(train_pixels);
   test_images_ = arena.take<__half>(test_pixels);
   train_labels_ = arena.take<uint8_t>(train_count_);
   test_labels_ = arena.take<uint8_t>(test_count_);
   order_ = arena.take<int>(train_count_);
+  step_index_ = arena.take<int>(1);
   batch_x_ = arena.take<__half>(static_cast<size_t>(max_rows_) * kPixels);
   batch_labels_ = arena.take<uint8_t>(max_rows_);
+  size_t largest_product = 0;
   for (Layer& layer : layers_) {
     const size_t params = static_cast<size_t>(layer.in) * layer.out;
     const size_t outputs = static_cast<size_t>(max_rows_) * layer.out;
     layer.weights = arena.take<float>(params);
     layer.bias = arena.take<float>(layer.out);
     layer.weight_operand = arena.take<__half>(params);
-    layer.weight_grad = arena.take<float>(params);
-    layer.bias_grad = arena.take<float>(layer.out);
-    layer.z = arena.take<float>(outputs);
     layer.output = &layer == &layers_.back() ? nullptr : arena.take<__half>(outputs);
+    layer.grad = arena.take<__half>(static_cast<size_t>(batch_) * layer.out);
+    largest_product = std::max({largest_product, params, outputs});
   }
-  input_grad_ = arena.take<float>(static_cast<size_t>(max_rows_) * widest);
-  grad_a_ = arena.take<__half>(static_cast<size_t>(max_rows_) * widest);
-  grad_b_ = arena.take<__half>(static_cast<size_t>(max_rows_) * widest);
+  logits_ = arena.take<float>(static_cast<size_t>(max_rows_) * kClasses);
+  // A chapter that fuses the epilogues never writes a product: Z, dX and dW exist only in its
+  // registers.
+  product_ = chapter_fuses_epilogue() ? nullptr : arena.take<float>(largest_product);
   gemm_workspace_ = arena.take<float>(kGemmWorkspaceFloats);
-  step_losses_ = arena.take<float>(loss_slots_);
+  bias_updates_ = arena.take<BiasUpdate>(layers_.size());
+  step_losses_ = arena.take<float>(steps_per_epoch_);
   eval_loss_sum_ = arena.take<double>(1);
   eval_correct_ = arena.take<int>(1);
 }
 
-Trainer::Trainer(const ModelParams& init, const Dataset& data, int max_batch)
+Trainer::Trainer(const ModelParams& init, const Dataset& data, int batch, StepLaunch launch)
     : sizes_(init.sizes),
+      batch_(checked_batch(batch)),
       train_count_(data.train.count),
       test_count_(data.test.count),
-      max_rows_(std::max(checked_batch(max_batch), kEvalChunk)),
-      loss_slots_((data.train.count + max_batch - 1) / max_batch) {
+      max_rows_(std::max(batch, kEvalChunk)),
+      steps_per_epoch_((data.train.count + batch - 1) / batch),
+      launch_(launch) {
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   for (int l = 0; l < init.layers(); ++l) {
     Layer layer;
@@ -81,15 +86,22 @@ Trainer::Trainer(const ModelParams& init, const Dataset& data, int max_batch)
   upload(test_images_, to_half_host(data.test.images), stream_);
   upload(train_labels_, data.train.labels, stream_);
   upload(test_labels_, data.test.labels, stream_);
+  std::vector<BiasUpdate> bias_updates;
   for (int l = 0; l < init.layers(); ++l) {
     upload(layers_[l].weights, init.weights[l], stream_);
     upload(layers_[l].bias, init.biases[l], stream_);
     to_half(layers_[l].weights, init.weights[l].size(), layers_[l].weight_operand, stream_);
+    bias_updates.push_back({layers_[l].grad, layers_[l].bias, layers_[l].out});
+    bias_count_ += layers_[l].out;
   }
+  upload(bias_updates_, bias_updates, stream_);
   CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host vectors above are temporaries
 }
 
 Trainer::~Trainer() {
+  for (StepGraph* graph : {&full_graph_, &last_graph_}) {
+    if (graph->exec) cudaGraphExecDestroy(graph->exec);
+  }
   if (stream_) cudaStreamDestroy(stream_);
 }
 
@@ -98,65 +110,146 @@ void Trainer::set_order(const std::vector<int>& order) {
     throw std::invalid_argument("Trainer: order must visit every training sample once");
   }
   upload(order_, order, stream_);
+  CUDA_CHECK(cudaMemsetAsync(step_index_, 0, sizeof(int), stream_));
+  next_step_ = 0;
   CUDA_CHECK(cudaStreamSynchronize(stream_));  // `order` may go away after we return
 }
 
-void Trainer::multiply(GemmProblem problem) {
+void Trainer::multiply(GemmProblem problem, float* product) {
+  if (!problem.c) problem.c = product;
   problem.workspace = gemm_workspace_;
   problem.workspace_floats = kGemmWorkspaceFloats;
   gemm(problem, stream_);
 }
 
+// The product of each layer, with its epilogue; for the operand layouts see gemm_types.hpp.
 void Trainer::forward(const __half* x, int rows) {
   const __half* input = x;
   for (Layer& layer : layers_) {
-    multiply(
-        {rows, layer.out, layer.in, input, kForward.a, layer.weight_operand, kForward.b, layer.z});
+    GemmProblem p{rows, layer.out, layer.in, input, kForward.a, layer.weight_operand, kForward.b};
+    p.epilogue.bias = layer.bias;
     if (layer.output) {
-      bias_relu_to_half(layer.z, layer.bias, rows, layer.out, layer.output, stream_);
+      p.epilogue.kind = EpilogueKind::kBiasRelu;
+      p.epilogue.out = layer.output;
       input = layer.output;
+    } else {
+      p.epilogue.kind = EpilogueKind::kBias;
+      p.c = logits_;
     }
+    multiply(p, product_);
   }
 }
 
-void Trainer::step(int first, int batch, float learning_rate, int slot) {
-  if (batch < 1 || batch > max_rows_ || first < 0 || first + batch > train_count_ || slot < 0 ||
-      slot >= loss_slots_) {
-    throw std::invalid_argument("Trainer::step: batch or slot out of range");
-  }
-  gather_batch(train_images_, train_labels_, order_, first, batch, kPixels, batch_x_, batch_labels_,
-               stream_);
-  forward(batch_x_, batch);
+int Trainer::rows_of_step(int step) const {
+  return std::min(batch_, train_count_ - step * batch_);
+}
+
+void Trainer::launch_step(int rows, float learning_rate) {
+  gather_batch(train_images_, train_labels_, order_, step_index_, batch_, rows, kPixels, batch_x_,
+               batch_labels_, stream_);
+  forward(batch_x_, rows);
 
   LossOutputs loss;
-  loss.grad = grad_a_;
-  loss.mean_loss = step_losses_ + slot;
-  softmax_cross_entropy(layers_.back().z, layers_.back().bias, batch_labels_, batch, loss, stream_);
+  loss.grad = layers_.back().grad;
+  loss.step_losses = step_losses_;
+  loss.step = step_index_;
+  softmax_cross_entropy(logits_, batch_labels_, rows, loss, stream_);
 
-  __half* grad = grad_a_;       // dZ of the current layer, fp16
-  __half* next_grad = grad_b_;  // dZ of the layer below
+  // Top layer down. The backward-data product reads this layer's fp16 weights, so it runs before
+  // the backward-weight product, whose epilogue updates them.
   for (int l = static_cast<int>(layers_.size()) - 1; l >= 0; --l) {
     Layer& layer = layers_[l];
     const __half* input = l == 0 ? batch_x_ : layers_[l - 1].output;
-    multiply({layer.out, layer.in, batch, grad, kBackwardWeight.a, input, kBackwardWeight.b,
-              layer.weight_grad});
-    column_sums(grad, batch, layer.out, layer.bias_grad, stream_);
-    if (l == 0) break;
-    multiply({batch, layer.in, layer.out, grad, kBackwardData.a, layer.weight_operand,
-              kBackwardData.b, input_grad_});
-    relu_backward_to_half(input_grad_, input, static_cast<size_t>(batch) * layer.in, next_grad,
-                          stream_);
-    std::swap(grad, next_grad);
+    if (l > 0) {
+      GemmProblem dx{rows,           layer.in,        layer.out,
+                     layer.grad,     kBackwardData.a, layer.weight_operand,
+                     kBackwardData.b};
+      dx.epilogue.kind = EpilogueKind::kReluGrad;
+      dx.epilogue.activation = input;
+      dx.epilogue.out = layers_[l - 1].grad;
+      multiply(dx, product_);
+    }
+    GemmProblem dw{layer.out, layer.in,         rows, layer.grad, kBackwardWeight.a,
+                   input,     kBackwardWeight.b};
+    dw.epilogue.kind = EpilogueKind::kSgd;
+    dw.epilogue.master = layer.weights;
+    dw.epilogue.out = layer.weight_operand;
+    dw.epilogue.learning_rate = learning_rate;
+    multiply(dw, product_);
   }
-  for (Layer& layer : layers_) {
-    sgd_update(layer.weights, layer.weight_grad, static_cast<size_t>(layer.in) * layer.out,
-               learning_rate, layer.weight_operand, stream_);
-    sgd_update(layer.bias, layer.bias_grad, layer.out, learning_rate, nullptr, stream_);
+  bias_sgd(bias_updates_, static_cast<int>(layers_.size()), bias_count_, rows, learning_rate,
+           stream_);
+}
+
+cudaGraph_t Trainer::record_step(int rows, float learning_rate) {
+  // Relaxed: the first GEMM of a kind sets up its kernel (cudaFuncSetAttribute, occupancy
+  // queries) during the recording, which the stricter modes refuse.
+  CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
+  try {
+    launch_step(rows, learning_rate);
+  } catch (...) {
+    cudaGraph_t abandoned = nullptr;
+    cudaStreamEndCapture(stream_, &abandoned);
+    if (abandoned) cudaGraphDestroy(abandoned);
+    throw;
   }
+  cudaGraph_t graph = nullptr;
+  CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+  return graph;
+}
+
+void Trainer::replay(StepGraph& graph, int rows, float learning_rate) {
+  if (!graph.exec || graph.rows != rows || graph.learning_rate != learning_rate) {
+    if (graph.exec) CUDA_CHECK(cudaGraphExecDestroy(graph.exec));
+    cudaGraph_t recorded = record_step(rows, learning_rate);
+    const cudaError_t status = cudaGraphInstantiate(&graph.exec, recorded, 0);
+    CUDA_CHECK(cudaGraphDestroy(recorded));
+    CUDA_CHECK(status);
+    graph.rows = rows;
+    graph.learning_rate = learning_rate;
+  }
+  CUDA_CHECK(cudaGraphLaunch(graph.exec, stream_));
+}
+
+void Trainer::train(int steps, float learning_rate) {
+  if (steps < 0 || next_step_ + steps > steps_per_epoch_) {
+    throw std::invalid_argument("Trainer::train: " + std::to_string(steps) +
+                                " steps go past the end of the epoch");
+  }
+  for (int s = next_step_; s < next_step_ + steps; ++s) {
+    const int rows = rows_of_step(s);
+    if (launch_ == StepLaunch::kHost) {
+      launch_step(rows, learning_rate);
+    } else {
+      replay(rows == batch_ ? full_graph_ : last_graph_, rows, learning_rate);
+    }
+  }
+  next_step_ += steps;
+}
+
+int Trainer::kernels_per_step() {
+  cudaGraph_t graph = record_step(batch_, 0.0f);
+  size_t nodes = 0;
+  const cudaError_t status = cudaGraphGetNodes(graph, nullptr, &nodes);
+  CUDA_CHECK(cudaGraphDestroy(graph));
+  CUDA_CHECK(status);
+  return static_cast<int>(nodes);
+}
+
+double Trainer::step_bytes_floor() const {
+  double bytes = 0;
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const double params = static_cast<double>(layers_[l].in) * layers_[l].out;
+    const double fp16_reads = l == 0 ? 1 : 2;
+    bytes += params * (fp16_reads * sizeof(__half) + 2 * sizeof(float) + sizeof(__half));
+  }
+  return bytes;
 }
 
 std::vector<float> Trainer::losses(int count) {
-  if (count < 0 || count > loss_slots_) throw std::invalid_argument("Trainer: bad loss count");
+  if (count < 0 || count > steps_per_epoch_) {
+    throw std::invalid_argument("Trainer: bad loss count");
+  }
   std::vector<float> host(count);
   CUDA_CHECK(cudaMemcpyAsync(host.data(), step_losses_, count * sizeof(float),
                              cudaMemcpyDeviceToHost, stream_));
@@ -173,8 +266,7 @@ Evaluation Trainer::evaluate() {
   for (int start = 0; start < test_count_; start += kEvalChunk) {
     const int rows = std::min(kEvalChunk, test_count_ - start);
     forward(test_images_ + static_cast<size_t>(start) * kPixels, rows);
-    softmax_cross_entropy(layers_.back().z, layers_.back().bias, test_labels_ + start, rows, sums,
-                          stream_);
+    softmax_cross_entropy(logits_, test_labels_ + start, rows, sums, stream_);
   }
   double loss_sum = 0;
   int correct = 0;

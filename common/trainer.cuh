@@ -1,5 +1,6 @@
 // The GPU MLP trainer shared by every chapter: data resident on the device, all buffers carved
-// from one arena before the first step, the chapter's gemm() for the three products of each layer.
+// from one arena before the first step, the chapter's gemm() for the three products of each layer,
+// each with its epilogue (gemm_interface.cuh).
 #pragma once
 
 #include <cuda_fp16.h>
@@ -12,24 +13,30 @@
 #include "dataset.hpp"
 #include "device_arena.cuh"
 #include "gemm_interface.cuh"
+#include "mlp_kernels.cuh"
 #include "model.hpp"
 #include "reference_trainer.hpp"
 
 namespace mnist {
 
+// How a training step reaches the GPU. kHost: the host launches the step's kernels one by one,
+// every step. kGraph: the step is recorded once in a CUDA graph and every step is one replay.
+enum class StepLaunch { kHost, kGraph };
+
 class Trainer {
  public:
-  // max_batch bounds the batch size of step(); the whole dataset is copied to the device here.
-  Trainer(const ModelParams& init, const Dataset& data, int max_batch);
+  // batch: samples per step; the whole dataset is copied to the device here.
+  Trainer(const ModelParams& init, const Dataset& data, int batch, StepLaunch launch);
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  // The order in which the following steps visit the training samples (one copy per epoch).
+  // Starts an epoch that visits the training samples in this order (one copy per epoch).
   void set_order(const std::vector<int>& order);
-  // One SGD step on samples order[first, first + batch); its mean loss goes to loss slot `slot`.
-  // Asynchronous: nothing waits for the GPU.
-  void step(int first, int batch, float learning_rate, int slot);
+  // The next `steps` SGD steps of the epoch: step s trains on samples order[s * batch, ...), the
+  // last one of the epoch on what is left, and its mean loss goes to loss slot s. Asynchronous:
+  // nothing waits for the GPU.
+  void train(int steps, float learning_rate);
   // The losses of slots [0, count); waits for the GPU.
   std::vector<float> losses(int count);
   // Mean loss and accuracy on the test split; waits for the GPU.
@@ -37,8 +44,16 @@ class Trainer {
   // Current parameters, downloaded; waits for the GPU.
   ModelParams params();
 
+  // Kernels (graph nodes) in one full-batch step, counted by recording one without running it.
+  int kernels_per_step();
+  // Bytes a step must move between DRAM and the SMs at the least: each layer's fp16 weights read
+  // by the forward and (above the first layer) the backward-data product, and the SGD update's
+  // read and write of the fp32 weights and write of the fp16 copy. Activations are left out: at
+  // the sizes where this floor matters they are a small fraction, and they can stay in L2.
+  double step_bytes_floor() const;
+
   cudaStream_t stream() const { return stream_; }
-  int loss_slots() const { return loss_slots_; }
+  int steps_per_epoch() const { return steps_per_epoch_; }
   size_t device_bytes() const { return arena_->bytes(); }
 
  private:
@@ -46,27 +61,45 @@ class Trainer {
     int in = 0, out = 0;
     float *weights = nullptr, *bias = nullptr;  // fp32 master copies
     __half* weight_operand = nullptr;           // fp16 copy the GEMMs read
-    float *weight_grad = nullptr, *bias_grad = nullptr;
-    float* z = nullptr;        // GEMM output, rows x out
-    __half* output = nullptr;  // fp16(ReLU(z + bias)), hidden layers only
+    __half* output = nullptr;                   // fp16(ReLU(X W^T + bias)), hidden layers only
+    __half* grad = nullptr;                     // fp16 dZ, the gradient at this layer's output
+  };
+  // A recorded step, for full batches or for the last, shorter batch of an epoch.
+  struct StepGraph {
+    int rows = 0;
+    float learning_rate = 0;
+    cudaGraphExec_t exec = nullptr;
   };
   // Takes every device buffer from the arena (called twice, see DeviceArena).
   void carve(DeviceArena& arena);
-  // Forward pass over `rows` inputs; leaves the logits without bias in layers_.back().z.
+  // Forward pass over `rows` inputs; leaves the logits in logits_.
   void forward(const __half* x, int rows);
-  // The chapter's gemm() on the trainer's stream, with the trainer's GEMM workspace.
-  void multiply(GemmProblem problem);
+  // One step's kernels on the stream: the step index comes from the device (step_index_).
+  void launch_step(int rows, float learning_rate);
+  // The step of `rows` rows recorded into a graph, not run.
+  cudaGraph_t record_step(int rows, float learning_rate);
+  void replay(StepGraph& graph, int rows, float learning_rate);
+  // The chapter's gemm() on the trainer's stream, with the trainer's GEMM workspace; `product`
+  // is where a chapter that does not fuse the epilogue stores the product first.
+  void multiply(GemmProblem problem, float* product);
+  int rows_of_step(int step) const;
 
   LayerSizes sizes_;
-  int train_count_, test_count_, max_rows_, loss_slots_;
+  int batch_, train_count_, test_count_, max_rows_, steps_per_epoch_;
+  StepLaunch launch_;
+  int next_step_ = 0;  // host copy of step_index_
+  StepGraph full_graph_, last_graph_;
   cudaStream_t stream_ = nullptr;
   std::vector<Layer> layers_;
   __half *train_images_ = nullptr, *test_images_ = nullptr, *batch_x_ = nullptr;
   uint8_t *train_labels_ = nullptr, *test_labels_ = nullptr, *batch_labels_ = nullptr;
   int* order_ = nullptr;
-  float* input_grad_ = nullptr;                   // dX of the layer being back-propagated
-  float* gemm_workspace_ = nullptr;               // kGemmWorkspaceFloats, see gemm_interface.cuh
-  __half *grad_a_ = nullptr, *grad_b_ = nullptr;  // fp16 dZ, ping-pong between layers
+  int* step_index_ = nullptr;           // the step of the epoch that runs next
+  float* logits_ = nullptr;             // rows x kClasses, with the bias
+  float* product_ = nullptr;            // the unfused chapters' GEMM results, see multiply()
+  float* gemm_workspace_ = nullptr;     // kGemmWorkspaceFloats, see gemm_interface.cuh
+  BiasUpdate* bias_updates_ = nullptr;  // one per layer, for bias_sgd
+  int bias_count_ = 0;                  // biases of all layers
   float* step_losses_ = nullptr;
   double* eval_loss_sum_ = nullptr;
   int* eval_correct_ = nullptr;

@@ -62,6 +62,11 @@ int main() {
   CHECK(parse({"--no-eval", "--epochs", "2"}, options).empty() && !options.evaluate &&
         options.epochs == 2);
   CHECK(parse({"--max-steps", "100"}, options).empty() && options.max_steps == 100);
+  CHECK(parse({}, options).empty() && options.launch.empty());
+  CHECK(parse({"--launch", "graph"}, options).empty() && options.launch == "graph");
+  CHECK(parse({"--launch", "host"}, options).empty() && options.launch == "host");
+  rejected({"--launch", "Graph"}, "--launch expects host or graph, got 'Graph'");
+  rejected({"--launch"}, "missing value: --launch");
   rejected({"--max-steps", "0"}, "--max-steps expects an integer in [1, 2147483647], got '0'");
   rejected({"--max-steps", "-5"}, "--max-steps expects an integer");
   rejected({"--max-steps", "10x"}, "--max-steps expects an integer");

@@ -6,10 +6,12 @@
 //    learning rate must NOT agree within the early tolerance: it is tight enough to see a real
 //    difference in the training.
 // 2. The step loop allocates nothing: the arena's cudaMalloc count and the free device memory
-//    are the same before and after the steps.
-// 3. Accuracy: one epoch of a 784-256-256-256-10 model reaches kMinAccuracy on the test set.
+//    are the same before and after the steps (after the first, which may record a CUDA graph).
+// 3. A step replayed as a CUDA graph gives exactly the losses of the host-launched step.
+// 4. Accuracy: one epoch of a 784-256-256-256-10 model reaches kMinAccuracy on the test set.
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -80,16 +82,24 @@ void print_gaps(const char* label, const std::vector<float>& gpu,
   std::printf("\n");
 }
 
+// The chapter's own way of launching a step (the trainer program's default).
+StepLaunch chapter_launch() {
+  return chapter_fuses_epilogue() ? StepLaunch::kGraph : StepLaunch::kHost;
+}
+
 void test_loss_curve(const Dataset& data) {
   const ModelParams init = init_params({784, 128, 128, 128, 10}, kSeed);
   const std::vector<int> order = epoch_order(data.train.count, kSeed, 0);
-  Trainer trainer(init, data, kBatch);
+  Trainer trainer(init, data, kBatch, chapter_launch());
   trainer.set_order(order);
 
+  // The first step may set things up (a CUDA graph is recorded and instantiated there); the
+  // others must not allocate.
+  trainer.train(1, kLearningRate);
   const long mallocs_before = DeviceArena::cuda_malloc_calls();
   CUDA_CHECK(cudaDeviceSynchronize());
   const size_t free_before = free_device_bytes();
-  for (int s = 0; s < kSteps; ++s) trainer.step(s * kBatch, kBatch, kLearningRate, s);
+  trainer.train(kSteps - 1, kLearningRate);
   const std::vector<float> gpu = trainer.losses(kSteps);
   CHECK_MSG(DeviceArena::cuda_malloc_calls() == mallocs_before, "no cudaMalloc in the step loop");
   CHECK_MSG(free_device_bytes() == free_before, "device memory in use unchanged by the steps");
@@ -112,14 +122,38 @@ void test_loss_curve(const Dataset& data) {
   CHECK_MSG(control_gap > kEarlyTolerance, "the tolerance tells a 10% learning-rate change apart");
 }
 
+// Two epochs at batch 256 (234 full steps and one of 96 each), launched from the host and replayed
+// as graphs: the same kernels in the same order, so the same losses to the last bit, including
+// the partial batch's graph and the step counter's reset at the second epoch.
+void test_graph_matches_host(const Dataset& data) {
+  constexpr int kGraphBatch = 256, kEpochs = 2;
+  const ModelParams init = init_params({784, 64, 64, 64, 10}, kSeed);
+  std::vector<float> losses[2];
+  for (const StepLaunch launch : {StepLaunch::kHost, StepLaunch::kGraph}) {
+    Trainer trainer(init, data, kGraphBatch, launch);
+    for (int epoch = 0; epoch < kEpochs; ++epoch) {
+      trainer.set_order(epoch_order(data.train.count, kSeed, epoch));
+      trainer.train(trainer.steps_per_epoch(), kLearningRate);
+      const std::vector<float> epoch_losses = trainer.losses(trainer.steps_per_epoch());
+      losses[launch == StepLaunch::kGraph].insert(losses[launch == StepLaunch::kGraph].end(),
+                                                  epoch_losses.begin(), epoch_losses.end());
+    }
+  }
+  const bool same =
+      losses[0].size() == losses[1].size() &&
+      std::memcmp(losses[0].data(), losses[1].data(), losses[0].size() * sizeof(float)) == 0;
+  std::printf("graph vs host, %zu steps at batch %d: losses %s (last %.6f vs %.6f)\n",
+              losses[0].size(), kGraphBatch, same ? "identical" : "DIFFER", losses[0].back(),
+              losses[1].back());
+  CHECK_MSG(same, "a step replayed as a CUDA graph gives the host-launched step's losses");
+}
+
 void test_accuracy(const Dataset& data) {
   constexpr int kHidden = 256;
-  Trainer trainer(init_params({784, kHidden, kHidden, kHidden, 10}, kSeed), data, kBatch);
+  Trainer trainer(init_params({784, kHidden, kHidden, kHidden, 10}, kSeed), data, kBatch,
+                  chapter_launch());
   trainer.set_order(epoch_order(data.train.count, kSeed, 0));
-  for (int s = 0; s < trainer.loss_slots(); ++s) {
-    const int first = s * kBatch;
-    trainer.step(first, std::min(kBatch, data.train.count - first), kLearningRate, s);
-  }
+  trainer.train(trainer.steps_per_epoch(), kLearningRate);
   const Evaluation test = trainer.evaluate();
   std::printf("one epoch of 784-256-256-256-10: test loss %.4f, accuracy %.2f%% (need %.0f%%)\n",
               test.mean_loss, 100 * test.accuracy, 100 * kMinAccuracy);
@@ -139,6 +173,7 @@ int main(int argc, char** argv) {
     std::printf("%s on %s\n", name.c_str(), describe(query_gpu()).c_str());
     const Dataset data = load_dataset(argv[1]);
     test_loss_curve(data);
+    test_graph_matches_host(data);
     test_accuracy(data);
   } catch (const std::exception& error) {
     CHECK_MSG(false, error.what());
