@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # compute-sanitizer on every chapter's GEMM test, its small shapes only: memcheck (out-of-bounds
 # and misaligned accesses, errors of CUDA calls) and racecheck (shared-memory races, e.g. a
-# missing barrier).
+# missing barrier); then memcheck on a few training steps of every chapter's trainer, launched
+# the chapter's way (a CUDA graph from chapter 06 on), with the MNIST files in data/mnist.
 # Needs a GPU and a build with the chapters in it.
 #   tools/sanitize.sh [BUILD_DIR] [LOG_DIR]     defaults: build, BUILD_DIR/sanitizer
 set -uo pipefail
@@ -27,6 +28,20 @@ for test in "$build"/tests/test_gemm_*; do
       grep -E '^=========' "$log" | head -n 5
     fi
   done
+done
+for trainer in "$build"/chapters/train_*; do
+  [ -f "$trainer" ] && [ -x "$trainer" ] || continue
+  chapter=${trainer##*/train_}
+  log="$logs/memcheck_train_$chapter.txt"
+  if compute-sanitizer --tool memcheck --error-exitcode 1 "$trainer" --hidden 64 --batch 96 \
+    --epochs 1 --max-steps 3 --out-dir "$logs/train_$chapter" >"$log" 2>&1; then
+    passed=$((passed + 1))
+    echo "ok   memcheck train_$chapter: $(grep -E 'ERROR SUMMARY' "$log" | tail -n 1)"
+  else
+    failed=$((failed + 1))
+    echo "FAIL memcheck train_$chapter: see $log"
+    grep -E '^=========|^error' "$log" | head -n 5
+  fi
 done
 echo "sanitize: $passed passed, $failed failed"
 [ $failed -eq 0 ] && [ $passed -gt 0 ]

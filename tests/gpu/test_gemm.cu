@@ -1,15 +1,37 @@
 // A chapter's GEMM against the float64 CPU reference: random fp16 inputs (never zeros), the
-// three products of an MLP step, shapes that fit no tile, outputs poisoned with NaN beforehand.
+// three products of an MLP step, each stored plain and through the epilogues the trainer applies
+// to it, shapes that fit no tile, outputs poisoned with NaN beforehand.
 //   test_gemm_NN_name [SEED [small]]     small: only the shapes of up to kSmallWork multiply-adds,
 //                                        for the compute-sanitizer runs (tools/sanitize.sh)
 //
-// Tolerance, per element: with fp16 operands every product is exact in fp32, so only the k
-// additions and the final store round; each costs at most 2^-24 relative to the running sum,
-// giving |C - ref| <= (k + 1) 2^-24 sum_k |a||b|. We allow twice that, (k + 1) 2^-23, for
-// tensor-core accumulators that truncate instead of rounding. NaN or an unwritten element fails.
-// Each product runs three times: with the workspace every caller provides, then again, which must
-// give the same bits (no chapter may depend on the order in which blocks finish), and without a
-// workspace, which must still be right.
+// Tolerance of the product v, per element: with fp16 operands every product is exact in fp32, so
+// only the k additions and the final store round; each costs at most 2^-24 relative to the
+// running sum, giving |v - ref| <= (k + 1) 2^-24 sum_k |a||b|. We allow twice that,
+// e = (k + 1) 2^-23 sum_k |a||b|, for tensor-core accumulators that truncate instead of rounding.
+// NaN or an unwritten element fails.
+//
+// Tolerance of the epilogues, from e: if x is within d of the exact x_ref, then one more rounding
+// to fp32 gives fl(x) within float_bound(x_ref, d) = d + 2^-24 (|x_ref| + d) of x_ref (as
+// |fl(x) - x| <= 2^-24 |x| and |x| <= |x_ref| + d), and one rounding to fp16 gives fp16(x) within
+// half_bound(x_ref, d) = d + 2^-11 (|x_ref| + d) + 2^-24 (2^-24, fp16's subnormal step, covers
+// the absolute error below fp16's normal range). ReLU and the mask are 1-Lipschitz: they keep d.
+//   kStore     c = v                      within e
+//   kBias      c = fl(v + bias)           within float_bound(v_ref + bias, e)
+//   kBiasRelu  out = fp16(max(fl(v + bias), 0))
+//                                         within half_bound(max(v_ref + bias, 0),
+//                                                           float_bound(v_ref + bias, e))
+//   kReluGrad  out = fp16(v) if activation > 0 (within half_bound(v_ref, e)), else exactly 0
+//   kSgd       master = fl(m0 - fl(lr v)) within float_bound(m0 - lr v_ref, p),
+//                                         p = float_bound(lr v_ref, lr e), the error of fl(lr v);
+//                                         a fused multiply-add, one rounding, lands inside too
+//              out = fp16(master)         within half_bound(m0 - lr v_ref, that master bound)
+// (lr is a float, exact in float64.) The activations hold exact zeros, as ReLU outputs do, and
+// negative values, so that a mask other than > 0 fails.
+//
+// Each product and epilogue runs three times: with the workspace every caller provides, then
+// again, which must give the same bits (no chapter may depend on the order in which blocks
+// finish), and without a workspace, which must still be right. A chapter that fuses the epilogue
+// gets no c where the epilogue does not write one, as in the trainer.
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -49,107 +71,431 @@ const Shape kShapes[] = {
 };
 constexpr double kSmallWork = 1 << 22;  // multiply-adds of the shapes the sanitizer runs
 
+// Each product with the epilogues the trainer applies to it, after the plain store.
 struct NamedOps {
   const char* product;
   OperandOps ops;
+  std::vector<EpilogueKind> epilogues;
 };
-const NamedOps kProducts[] = {{"forward Y=X.W^T", kForward},
-                              {"backward-data dX=dY.W", kBackwardData},
-                              {"backward-weight dW=dY^T.X", kBackwardWeight}};
+const NamedOps kProducts[] = {
+    {"forward Y=X.W^T",
+     kForward,
+     {EpilogueKind::kStore, EpilogueKind::kBias, EpilogueKind::kBiasRelu}},
+    {"backward-data dX=dY.W", kBackwardData, {EpilogueKind::kStore, EpilogueKind::kReluGrad}},
+    {"backward-weight dW=dY^T.X", kBackwardWeight, {EpilogueKind::kStore, EpilogueKind::kSgd}},
+};
+
+const char* epilogue_name(EpilogueKind kind) {
+  switch (kind) {
+    case EpilogueKind::kStore:
+      return "store";
+    case EpilogueKind::kBias:
+      return "bias";
+    case EpilogueKind::kBiasRelu:
+      return "bias+ReLU";
+    case EpilogueKind::kReluGrad:
+      return "ReLU'";
+    case EpilogueKind::kSgd:
+      return "SGD";
+  }
+  return "?";
+}
+
+constexpr float kLearningRate = 0.37f;      // neither 1 nor a power of two, so its product rounds
+constexpr double kFloatRounding = 0x1p-24;  // unit roundoff of fp32, round to nearest
+constexpr double kHalfRounding = 0x1p-11;   // unit roundoff of fp16
+constexpr double kHalfSubnormalStep = 0x1p-24;  // absolute floor of one rounding to fp16
+constexpr size_t kShownBad = 3;                 // wrong elements printed per failure
+
+template <class... Args>
+std::string format(const char* pattern, Args... args) {
+  const int length = std::snprintf(nullptr, 0, pattern, args...);
+  std::string text(static_cast<size_t>(length) + 1, '\0');
+  std::snprintf(text.data(), text.size(), pattern, args...);
+  text.pop_back();
+  return text;
+}
 
 template <class T>
 struct DeviceBuffer {
   T* ptr = nullptr;
-  explicit DeviceBuffer(size_t count) { CUDA_CHECK(cudaMalloc(&ptr, count * sizeof(T))); }
-  ~DeviceBuffer() { cudaFree(ptr); }
-};
-
-// Relative Euclidean error of c against ref; counts the elements outside the per-element bound.
-struct Comparison {
-  size_t bad = 0, first_bad = 0;
-  double relative_error = 0;
-};
-
-Comparison compare(const std::vector<float>& c, const std::vector<double>& ref,
-                   const std::vector<double>& scale, double tolerance) {
-  Comparison result;
-  double error_squares = 0, ref_squares = 0;
-  for (size_t i = 0; i < c.size(); ++i) {
-    const double error = std::fabs(c[i] - ref[i]);
-    if (!(error <= tolerance * scale[i])) {  // written so that NaN fails
-      if (result.bad++ == 0) result.first_bad = i;
-    }
-    error_squares += error * error;
-    ref_squares += ref[i] * ref[i];
+  size_t count;
+  explicit DeviceBuffer(size_t count_) : count(count_) {
+    CUDA_CHECK(cudaMalloc(&ptr, count * sizeof(T)));
   }
-  result.relative_error = std::sqrt(error_squares / ref_squares);
+  ~DeviceBuffer() { cudaFree(ptr); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void upload(const std::vector<T>& host) {
+    CUDA_CHECK(cudaMemcpy(ptr, host.data(), count * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  // All bits set is a NaN in fp32 and in fp16: an element the GEMM does not write fails.
+  void poison() { CUDA_CHECK(cudaMemset(ptr, 0xFF, count * sizeof(T))); }
+  // The contents as floats; fp16 widens exactly, so the bits still tell runs apart.
+  std::vector<float> download() const {
+    std::vector<T> host(count);
+    CUDA_CHECK(cudaMemcpy(host.data(), ptr, count * sizeof(T), cudaMemcpyDeviceToHost));
+    std::vector<float> widened(count);
+    std::transform(host.begin(), host.end(), widened.begin(), [](T x) { return float(x); });
+    return widened;
+  }
+};
+
+// One product's operands on the device and, per element, its exact value v_ref and the bound e
+// on |v - v_ref| (the header's).
+struct Product {
+  Shape shape;
+  const NamedOps& named;
+  DeviceBuffer<__half> a, b;
+  std::vector<double> exact, error_bound;
+
+  Product(const Shape& s, const NamedOps& named_, SplitMix64& rng)
+      : shape(s),
+        named(named_),
+        a(size_t(s.m) * s.k),
+        b(size_t(s.k) * s.n),
+        exact(size_t(s.m) * s.n),
+        error_bound(size_t(s.m) * s.n) {
+    std::vector<double> a64, b64, a_abs, b_abs;
+    a.upload(random_operand(a.count, rng, a64, a_abs));
+    b.upload(random_operand(b.count, rng, b64, b_abs));
+    reference_gemm(s.m, s.n, s.k, a64.data(), named.ops.a, b64.data(), named.ops.b, exact.data());
+    reference_gemm(s.m, s.n, s.k, a_abs.data(), named.ops.a, b_abs.data(), named.ops.b,
+                   error_bound.data());
+    const double tolerance = (s.k + 1) * std::ldexp(1.0, -23);
+    for (double& bound : error_bound) bound *= tolerance;
+  }
+
+  // Uniform in [-1, 1], rounded to fp16; also returns it in float64 and its magnitudes.
+  static std::vector<__half> random_operand(size_t count, SplitMix64& rng,
+                                            std::vector<double>& values,
+                                            std::vector<double>& magnitudes) {
+    std::vector<__half> h(count);
+    values.resize(count);
+    magnitudes.resize(count);
+    for (size_t i = 0; i < count; ++i) {
+      h[i] = __float2half_rn(2 * rng.uniform01() - 1);
+      values[i] = __half2float(h[i]);
+      magnitudes[i] = std::fabs(values[i]);
+    }
+    return h;
+  }
+
+  size_t count() const { return exact.size(); }
+  std::string describe(EpilogueKind kind) const {
+    return format("%s M=%d N=%d K=%d %s", named.product, shape.m, shape.n, shape.k,
+                  epilogue_name(kind));
+  }
+};
+
+// Uniform in +-[1/8, 1): never zero, of either sign.
+float random_nonzero(SplitMix64& rng) {
+  const float magnitude = 0.125f + 0.875f * rng.uniform01();
+  return rng.below(2) ? magnitude : -magnitude;
+}
+
+// A third each exact zeros (where ReLU cut), positive values (where it passed) and negative
+// values, which ReLU never leaves but which a mask must treat as zeros.
+__half random_activation(SplitMix64& rng) {
+  return __float2half_rn(rng.below(3) == 0 ? 0.0f : random_nonzero(rng));
+}
+
+// What the epilogues read besides the product, on the host.
+struct EpilogueInputs {
+  std::vector<float> bias;         // n
+  std::vector<__half> activation;  // m x n
+  std::vector<float> master;       // m x n, before the update
+
+  EpilogueInputs(const Shape& s, SplitMix64& rng)
+      : bias(size_t(s.n)), activation(size_t(s.m) * s.n), master(size_t(s.m) * s.n) {
+    for (float& x : bias) x = random_nonzero(rng);
+    for (__half& x : activation) x = random_activation(rng);
+    for (float& x : master) x = random_nonzero(rng);
+  }
+};
+
+// The device side of EpilogueInputs, and every buffer an epilogue may write.
+struct EpilogueBuffers {
+  DeviceBuffer<float> c, bias, master;
+  DeviceBuffer<__half> activation, out;
+
+  EpilogueBuffers(const Shape& s, const EpilogueInputs& inputs)
+      : c(size_t(s.m) * s.n),
+        bias(size_t(s.n)),
+        master(size_t(s.m) * s.n),
+        activation(size_t(s.m) * s.n),
+        out(size_t(s.m) * s.n) {
+    bias.upload(inputs.bias);
+    activation.upload(inputs.activation);
+  }
+};
+
+// The epilogue of `kind` with the buffers it reads or writes (gemm_interface.cuh), and no others,
+// so that a chapter that touches another one faults.
+Epilogue epilogue_for(EpilogueKind kind, const EpilogueBuffers& buffers) {
+  Epilogue epilogue;
+  epilogue.kind = kind;
+  switch (kind) {
+    case EpilogueKind::kStore:
+      break;
+    case EpilogueKind::kBias:
+      epilogue.bias = buffers.bias.ptr;
+      break;
+    case EpilogueKind::kBiasRelu:
+      epilogue.bias = buffers.bias.ptr;
+      epilogue.out = buffers.out.ptr;
+      break;
+    case EpilogueKind::kReluGrad:
+      epilogue.activation = buffers.activation.ptr;
+      epilogue.out = buffers.out.ptr;
+      break;
+    case EpilogueKind::kSgd:
+      epilogue.master = buffers.master.ptr;
+      epilogue.out = buffers.out.ptr;
+      epilogue.learning_rate = kLearningRate;
+      break;
+  }
+  return epilogue;
+}
+
+// Whether gemm() needs c: where the epilogue writes it, or where the chapter stores the product
+// there before a separate epilogue pass.
+bool needs_c(EpilogueKind kind) {
+  return kind == EpilogueKind::kStore || kind == EpilogueKind::kBias || !chapter_fuses_epilogue();
+}
+
+GemmProblem problem_for(const Shape& s, OperandOps ops, const __half* a, const __half* b, float* c,
+                        float* workspace, const Epilogue& epilogue) {
+  GemmProblem problem;
+  problem.m = s.m;
+  problem.n = s.n;
+  problem.k = s.k;
+  problem.a = a;
+  problem.op_a = ops.a;
+  problem.b = b;
+  problem.op_b = ops.b;
+  problem.c = c;
+  problem.workspace = workspace;
+  problem.workspace_floats = workspace ? kGemmWorkspaceFloats : 0;
+  problem.epilogue = epilogue;
+  return problem;
+}
+
+// What a correct GEMM leaves in one of its outputs: per element, the exact value and how far from
+// it the output may lie.
+struct Expected {
+  const char* output;  // "c", "out" or "master"
+  std::vector<double> value, bound;
+};
+
+// An output whose element i should lie within bound of value, where {value, bound} = element(i).
+template <class Element>
+Expected expect(const char* output, size_t count, Element element) {
+  Expected result{output, std::vector<double>(count), std::vector<double>(count)};
+  for (size_t i = 0; i < count; ++i) {
+    const std::pair<double, double> value_bound = element(i);
+    result.value[i] = value_bound.first;
+    result.bound[i] = value_bound.second;
+  }
   return result;
 }
 
-void check_product(const Shape& s, const NamedOps& product, float* workspace, SplitMix64& rng) {
-  const size_t a_count = size_t(s.m) * s.k, b_count = size_t(s.k) * s.n,
-               c_count = size_t(s.m) * s.n;
-  std::vector<__half> a(a_count), b(b_count);
-  std::vector<double> a64(a_count), b64(b_count), a_abs(a_count), b_abs(b_count);
-  auto fill = [&rng](std::vector<__half>& h, std::vector<double>& d, std::vector<double>& mag) {
-    for (size_t i = 0; i < h.size(); ++i) {
-      h[i] = __float2half_rn(2 * rng.uniform01() - 1);
-      d[i] = __half2float(h[i]);
-      mag[i] = std::fabs(d[i]);
+// x within d of x_ref, rounded once more to fp32, or to fp16: the header's bounds.
+double float_bound(double x_ref, double d) {
+  return d + kFloatRounding * (std::fabs(x_ref) + d);
+}
+double half_bound(double x_ref, double d) {
+  return d + kHalfRounding * (std::fabs(x_ref) + d) + kHalfSubnormalStep;
+}
+
+// The outputs of `kind` after `product`, in the order run_epilogue reads them back.
+std::vector<Expected> expected_outputs(EpilogueKind kind, const Product& product,
+                                       const EpilogueInputs& inputs) {
+  const std::vector<double>& v = product.exact;
+  const std::vector<double>& e = product.error_bound;
+  const size_t count = product.count(), n = product.shape.n;
+  const auto biased = [&](size_t i) {
+    const double x = v[i] + inputs.bias[i % n];
+    return std::pair{x, float_bound(x, e[i])};
+  };
+  const auto updated_master = [&](size_t i) {
+    const double step = double(kLearningRate) * v[i];
+    const double x = inputs.master[i] - step;
+    return std::pair{x, float_bound(x, float_bound(step, kLearningRate * e[i]))};
+  };
+  switch (kind) {
+    case EpilogueKind::kStore:
+      return {expect("c", count, [&](size_t i) { return std::pair{v[i], e[i]}; })};
+    case EpilogueKind::kBias:
+      return {expect("c", count, biased)};
+    case EpilogueKind::kBiasRelu:
+      return {expect("out", count, [&](size_t i) {
+        const auto [x, d] = biased(i);
+        return std::pair{std::max(x, 0.0), half_bound(std::max(x, 0.0), d)};
+      })};
+    case EpilogueKind::kReluGrad:
+      return {expect("out", count, [&](size_t i) {
+        // A masked element is fp16(0): exactly zero, whatever v was.
+        if (!(__half2float(inputs.activation[i]) > 0)) return std::pair{0.0, 0.0};
+        return std::pair{v[i], half_bound(v[i], e[i])};
+      })};
+    case EpilogueKind::kSgd:
+      return {expect("master", count, updated_master), expect("out", count, [&](size_t i) {
+                const auto [x, d] = updated_master(i);
+                return std::pair{x, half_bound(x, d)};
+              })};
+  }
+  return {};
+}
+
+// How one output of one run compares with what it should hold.
+struct Comparison {
+  size_t bad = 0;
+  std::vector<size_t> shown_bad;  // the first kShownBad wrong elements
+  double relative_error = 0;      // Euclidean, of the whole output
+};
+
+Comparison compare(const std::vector<float>& got, const Expected& expected) {
+  Comparison result;
+  double error_squares = 0, value_squares = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double error = std::fabs(got[i] - expected.value[i]);
+    if (!(error <= expected.bound[i])) {  // written so that NaN fails
+      if (result.bad++ < kShownBad) result.shown_bad.push_back(i);
+    }
+    error_squares += error * error;
+    value_squares += expected.value[i] * expected.value[i];
+  }
+  result.relative_error =
+      value_squares > 0 ? std::sqrt(error_squares / value_squares) : std::sqrt(error_squares);
+  return result;
+}
+
+void check_output(const std::string& what, int n, const std::vector<float>& got,
+                  const Expected& expected) {
+  const Comparison cmp = compare(got, expected);
+  std::string detail =
+      format("%s: %s has %zu of %zu elements wrong, relative error %.2e", what.c_str(),
+             expected.output, cmp.bad, got.size(), cmp.relative_error);
+  for (size_t i : cmp.shown_bad) {
+    detail += format("; row %zu col %zu: %.9g, expected %.9g, bound %.3g", i / n, i % n, got[i],
+                     expected.value[i], expected.bound[i]);
+  }
+  CHECK_MSG(cmp.bad == 0, detail);
+}
+
+// What one run left in its outputs, in the order of the Expected list.
+using Outputs = std::vector<std::vector<float>>;
+
+// run(workspace) poisons the outputs, runs the GEMM and returns its outputs. Runs it with the
+// workspace, again for the same bits, and without a workspace; checks each output of the first
+// and the last against `expected`.
+template <class Run>
+void check_three_runs(const std::string& what, int n, const std::vector<Expected>& expected,
+                      float* workspace, Run run) {
+  const Outputs first = run(workspace);
+  const Outputs again = run(workspace);
+  const Outputs without_workspace = run(nullptr);
+  for (const auto& [outputs, run_name] :
+       {std::pair{&first, "with workspace"}, std::pair{&without_workspace, "without workspace"}}) {
+    for (size_t i = 0; i < expected.size(); ++i) {
+      check_output(what + " " + run_name, n, (*outputs)[i], expected[i]);
+    }
+  }
+  bool same_bits = true;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    same_bits = same_bits &&
+                std::memcmp(first[i].data(), again[i].data(), first[i].size() * sizeof(float)) == 0;
+  }
+  CHECK_MSG(same_bits, what + ": a second run gave other bits");
+}
+
+// `product` through the epilogue `kind`, with random inputs for it.
+void check_epilogue(const Product& product, EpilogueKind kind, float* workspace, SplitMix64& rng) {
+  const Shape& s = product.shape;
+  const EpilogueInputs inputs(s, rng);
+  EpilogueBuffers buffers(s, inputs);
+  const GemmProblem problem_with_workspace =
+      problem_for(s, product.named.ops, product.a.ptr, product.b.ptr,
+                  needs_c(kind) ? buffers.c.ptr : nullptr, workspace, epilogue_for(kind, buffers));
+  const auto run = [&](float* scratch) {
+    buffers.master.upload(inputs.master);  // kSgd updates it in place
+    buffers.c.poison();
+    buffers.out.poison();
+    GemmProblem problem = problem_with_workspace;
+    problem.workspace = scratch;
+    problem.workspace_floats = scratch ? kGemmWorkspaceFloats : 0;
+    gemm(problem, nullptr);
+    CUDA_CHECK(cudaDeviceSynchronize());
+    switch (kind) {
+      case EpilogueKind::kStore:
+      case EpilogueKind::kBias:
+        return Outputs{buffers.c.download()};
+      case EpilogueKind::kSgd:
+        return Outputs{buffers.master.download(), buffers.out.download()};
+      default:
+        return Outputs{buffers.out.download()};
     }
   };
-  fill(a, a64, a_abs);
-  fill(b, b64, b_abs);
+  check_three_runs(product.describe(kind), s.n, expected_outputs(kind, product, inputs), workspace,
+                   run);
+}
 
-  DeviceBuffer<__half> a_dev(a_count), b_dev(b_count);
-  DeviceBuffer<float> c_dev(c_count);
-  CUDA_CHECK(cudaMemcpy(a_dev.ptr, a.data(), a_count * sizeof(__half), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(b_dev.ptr, b.data(), b_count * sizeof(__half), cudaMemcpyHostToDevice));
-  // Poisons C with NaN, runs the GEMM, returns C.
-  const auto run = [&](float* scratch) {
-    CUDA_CHECK(cudaMemset(c_dev.ptr, 0xFF, c_count * sizeof(float)));
-    gemm({s.m, s.n, s.k, a_dev.ptr, product.ops.a, b_dev.ptr, product.ops.b, c_dev.ptr, scratch,
-          scratch ? kGemmWorkspaceFloats : 0},
-         nullptr);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<float> c(c_count);
-    CUDA_CHECK(cudaMemcpy(c.data(), c_dev.ptr, c_count * sizeof(float), cudaMemcpyDeviceToHost));
-    return c;
-  };
-  const std::vector<float> c = run(workspace);
-  const std::vector<float> again = run(workspace);
-  const std::vector<float> without_workspace = run(nullptr);
-
-  std::vector<double> ref(c_count), scale(c_count);
-  reference_gemm(s.m, s.n, s.k, a64.data(), product.ops.a, b64.data(), product.ops.b, ref.data());
-  reference_gemm(s.m, s.n, s.k, a_abs.data(), product.ops.a, b_abs.data(), product.ops.b,
-                 scale.data());
-  const double tolerance = (s.k + 1) * std::ldexp(1.0, -23);
-  char label[320];
-  for (const auto& [result, run_name] :
-       {std::pair{&c, "with workspace"}, std::pair{&without_workspace, "without workspace"}}) {
-    const Comparison cmp = compare(*result, ref, scale, tolerance);
-    std::snprintf(label, sizeof label,
-                  "%s M=%d N=%d K=%d %s: %zu of %zu elements wrong (first at row %zu col %zu: %g, "
-                  "expected %g), relative error %.2e",
-                  product.product, s.m, s.n, s.k, run_name, cmp.bad, c_count, cmp.first_bad / s.n,
-                  cmp.first_bad % s.n, (*result)[cmp.first_bad], ref[cmp.first_bad],
-                  cmp.relative_error);
-    CHECK_MSG(cmp.bad == 0, label);
+bool rejects(const GemmProblem& problem) {
+  try {
+    gemm(problem, nullptr);
+  } catch (const std::invalid_argument&) {
+    return true;
   }
-  std::snprintf(label, sizeof label, "%s M=%d N=%d K=%d: a second run gave other bits",
-                product.product, s.m, s.n, s.k);
-  CHECK_MSG(std::memcmp(c.data(), again.data(), c_count * sizeof(float)) == 0, label);
+  return false;
 }
 
 void check_rejects_empty() {
-  bool threw = false;
-  try {
-    gemm({0, 4, 4, nullptr, Op::N, nullptr, Op::N, nullptr}, nullptr);
-  } catch (const std::invalid_argument&) {
-    threw = true;
+  GemmProblem empty;
+  empty.m = 0;
+  empty.n = 4;
+  empty.k = 4;
+  CHECK_MSG(rejects(empty), "an empty problem is refused with std::invalid_argument");
+}
+
+// An epilogue with one of its buffers missing: gemm() must refuse it before launching anything.
+struct MissingBuffer {
+  EpilogueKind kind;
+  const char* buffer;
+  void (*remove)(GemmProblem&);
+};
+const MissingBuffer kMissingBuffers[] = {
+    {EpilogueKind::kBias, "c", [](GemmProblem& p) { p.c = nullptr; }},
+    {EpilogueKind::kBias, "bias", [](GemmProblem& p) { p.epilogue.bias = nullptr; }},
+    {EpilogueKind::kBiasRelu, "c", [](GemmProblem& p) { p.c = nullptr; }},
+    {EpilogueKind::kBiasRelu, "bias", [](GemmProblem& p) { p.epilogue.bias = nullptr; }},
+    {EpilogueKind::kBiasRelu, "out", [](GemmProblem& p) { p.epilogue.out = nullptr; }},
+    {EpilogueKind::kReluGrad, "c", [](GemmProblem& p) { p.c = nullptr; }},
+    {EpilogueKind::kReluGrad, "activation",
+     [](GemmProblem& p) { p.epilogue.activation = nullptr; }},
+    {EpilogueKind::kReluGrad, "out", [](GemmProblem& p) { p.epilogue.out = nullptr; }},
+    {EpilogueKind::kSgd, "c", [](GemmProblem& p) { p.c = nullptr; }},
+    {EpilogueKind::kSgd, "master", [](GemmProblem& p) { p.epilogue.master = nullptr; }},
+    {EpilogueKind::kSgd, "out", [](GemmProblem& p) { p.epilogue.out = nullptr; }},
+};
+
+// Run last: a chapter that wrongly accepts one of these faults on the null buffer.
+void check_rejects_missing_buffers(SplitMix64& rng) {
+  const Shape s{4, 4, 4};
+  const EpilogueInputs inputs(s, rng);
+  const EpilogueBuffers buffers(s, inputs);
+  const DeviceBuffer<__half> a(size_t(s.m) * s.k), b(size_t(s.k) * s.n);
+  for (const MissingBuffer& missing : kMissingBuffers) {
+    // A fusing chapter needs no c for these epilogues, so it rightly takes them without one.
+    if (std::strcmp(missing.buffer, "c") == 0 && !needs_c(missing.kind)) continue;
+    GemmProblem problem = problem_for(s, kForward, a.ptr, b.ptr, buffers.c.ptr, nullptr,
+                                      epilogue_for(missing.kind, buffers));
+    missing.remove(problem);
+    CHECK_MSG(rejects(problem), format("a %s epilogue without %s is refused with "
+                                       "std::invalid_argument",
+                                       epilogue_name(missing.kind), missing.buffer));
   }
-  CHECK_MSG(threw, "an empty problem is refused with std::invalid_argument");
 }
 
 }  // namespace
@@ -161,15 +507,27 @@ int main(int argc, char** argv) {
     // Fresh inputs on every run; the seed is printed so a failure can be replayed.
     const uint64_t seed = argc > 1 ? std::stoull(argv[1]) : std::random_device{}();
     const bool small = argc > 2 && std::string(argv[2]) == "small";
-    std::printf("%s on %s, seed %llu\n", name.c_str(), describe(query_gpu()).c_str(),
-                static_cast<unsigned long long>(seed));
+    std::printf("%s on %s, seed %llu, epilogues %s\n", name.c_str(), describe(query_gpu()).c_str(),
+                static_cast<unsigned long long>(seed),
+                chapter_fuses_epilogue() ? "fused" : "in a second pass");
     SplitMix64 rng(seed);
     DeviceBuffer<float> workspace(kGemmWorkspaceFloats);
+    int shapes = 0;
     for (const Shape& shape : kShapes) {
       if (small && double(shape.m) * shape.n * shape.k > kSmallWork) continue;
-      for (const NamedOps& product : kProducts) check_product(shape, product, workspace.ptr, rng);
+      ++shapes;
+      for (const NamedOps& named : kProducts) {
+        const Product product(shape, named, rng);
+        for (EpilogueKind kind : named.epilogues) check_epilogue(product, kind, workspace.ptr, rng);
+      }
     }
+    const int product_checks = testing::checks();
     check_rejects_empty();
+    check_rejects_missing_buffers(rng);
+    std::printf(
+        "%d shapes, each as 3 products stored and through 4 epilogues: %d checks; "
+        "refusals: %d checks\n",
+        shapes, product_checks, testing::checks() - product_checks);
   } catch (const std::exception& error) {
     CHECK_MSG(false, error.what());
   }
