@@ -10,7 +10,8 @@ __global__ void epilogue_kernel(GemmProblem p) {
   const size_t count = static_cast<size_t>(p.m) * p.n;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
        i += size_t(gridDim.x) * blockDim.x) {
-    finish_element(p, static_cast<int>(i / p.n), static_cast<int>(i % p.n), p.c[i]);
+    const int row = static_cast<int>(i / p.n), col = static_cast<int>(i % p.n);
+    finish_element(p, row, col, p.c[i], epilogue_input(p, row, col));
   }
 }
 

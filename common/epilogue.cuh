@@ -1,6 +1,6 @@
 // The epilogues of gemm_interface.cuh, one element at a time. Chapters from 06 on call
-// finish_element() where they used to store C; for the chapters before, gemm() stores C and then
-// runs apply_epilogue(), a separate pass over C that calls the same function.
+// epilogue_input() and finish_element() where they used to store C; for the chapters before,
+// gemm() stores C and then runs apply_epilogue(), a separate pass over C that calls the same two.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -10,9 +10,32 @@
 
 namespace mnist {
 
-// Element (row, col) of the product is v: apply p.epilogue to it. One kind per launch, so the
-// switch takes the same branch in every thread.
-__device__ __forceinline__ void finish_element(const GemmProblem& p, int row, int col, float v) {
+// What the epilogue reads for element (row, col) besides v: bias[col], the activation or the
+// master weight (0 for kStore, which reads nothing). A kernel that finishes many elements per
+// thread loads these for a group of elements first and then finishes the group: a load written
+// after another element's store cannot be moved ahead of it (the compiler cannot prove that the
+// addresses differ), so finishing one element at a time costs one memory round trip per element,
+// 64 of them in a row for a thread of chapter 06's kernel.
+__device__ __forceinline__ float epilogue_input(const GemmProblem& p, int row, int col) {
+  const size_t i = static_cast<size_t>(row) * p.n + col;
+  const Epilogue& e = p.epilogue;
+  switch (e.kind) {
+    case EpilogueKind::kBias:
+    case EpilogueKind::kBiasRelu:
+      return e.bias[col];
+    case EpilogueKind::kReluGrad:
+      return __half2float(e.activation[i]);
+    case EpilogueKind::kSgd:
+      return e.master[i];
+    default:
+      return 0.0f;
+  }
+}
+
+// Element (row, col) of the product is v, and `input` is epilogue_input(p, row, col): applies
+// p.epilogue. One kind per launch, so the switch takes the same branch in every thread.
+__device__ __forceinline__ void finish_element(const GemmProblem& p, int row, int col, float v,
+                                               float input) {
   const size_t i = static_cast<size_t>(row) * p.n + col;
   const Epilogue& e = p.epilogue;
   switch (e.kind) {
@@ -20,16 +43,16 @@ __device__ __forceinline__ void finish_element(const GemmProblem& p, int row, in
       p.c[i] = v;
       break;
     case EpilogueKind::kBias:
-      p.c[i] = v + e.bias[col];
+      p.c[i] = v + input;
       break;
     case EpilogueKind::kBiasRelu:
-      e.out[i] = __float2half_rn(fmaxf(v + e.bias[col], 0.0f));
+      e.out[i] = __float2half_rn(fmaxf(v + input, 0.0f));
       break;
     case EpilogueKind::kReluGrad:
-      e.out[i] = __float2half_rn(__half2float(e.activation[i]) > 0.0f ? v : 0.0f);
+      e.out[i] = __float2half_rn(input > 0.0f ? v : 0.0f);
       break;
     case EpilogueKind::kSgd: {
-      const float updated = e.master[i] - e.learning_rate * v;
+      const float updated = input - e.learning_rate * v;
       e.master[i] = updated;
       e.out[i] = __float2half_rn(updated);
       break;

@@ -403,27 +403,38 @@ __global__ void __launch_bounds__(kThreads)
   }
 
   // One split finishes its elements through the epilogue; several write their partial tiles to
-  // the workspace, one M x N slab each, and sum_splits finishes them.
+  // the workspace, one M x N slab each, and sum_splits finishes them. The epilogue's inputs are
+  // loaded for a row of mma tiles at a time, before any of its stores (see epilogue_input).
+  const bool finish = gridDim.z == 1;
   float* const partial = p.workspace + static_cast<size_t>(blockIdx.z) * p.m * p.n;
-  const auto store = [&](int row, int col, float v) {
-    if (gridDim.z == 1) {
-      finish_element(p, row, col, v);
-    } else {
-      partial[static_cast<size_t>(row) * p.n + col] = v;
-    }
-  };
   const int group = lane / 4, pair = lane % 4 * 2;  // the accumulator fragment layout
+  // Element e of mma tile (i, j): rows group (+ 8 for e >= 2), columns pair (+ 1 for odd e).
+  const auto row_of = [&](int i, int e) {
+    return block_row + warp_row + i * kMmaM + group + e / 2 * 8;
+  };
+  const auto col_of = [&](int j, int e) { return block_col + warp_col + j * kMmaN + pair + e % 2; };
 #pragma unroll
   for (int i = 0; i < kMmaTilesM; ++i) {
+    float input[kMmaTilesN][4];
 #pragma unroll
     for (int j = 0; j < kMmaTilesN; ++j) {
-      const int col = block_col + warp_col + j * kMmaN + pair;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {  // h = 0: row group, acc[0..1]; h = 1: row group + 8, acc[2..3]
-        const int row = block_row + warp_row + i * kMmaM + group + h * 8;
-        if (row >= p.m) continue;
-        if (col < p.n) store(row, col, acc[i][j][2 * h]);
-        if (col + 1 < p.n) store(row, col + 1, acc[i][j][2 * h + 1]);
+      for (int e = 0; e < 4; ++e) {
+        const int row = row_of(i, e), col = col_of(j, e);
+        input[j][e] = finish && row < p.m && col < p.n ? epilogue_input(p, row, col) : 0.0f;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kMmaTilesN; ++j) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int row = row_of(i, e), col = col_of(j, e);
+        if (row >= p.m || col >= p.n) continue;
+        if (finish) {
+          finish_element(p, row, col, acc[i][j][e], input[j][e]);
+        } else {
+          partial[static_cast<size_t>(row) * p.n + col] = acc[i][j][e];
+        }
       }
     }
   }
@@ -437,7 +448,8 @@ __global__ void sum_splits_kernel(GemmProblem p, int splits) {
        i += size_t(gridDim.x) * blockDim.x) {
     float sum = p.workspace[i];
     for (int z = 1; z < splits; ++z) sum += p.workspace[z * count + i];
-    finish_element(p, static_cast<int>(i / p.n), static_cast<int>(i % p.n), sum);
+    const int row = static_cast<int>(i / p.n), col = static_cast<int>(i % p.n);
+    finish_element(p, row, col, sum, epilogue_input(p, row, col));
   }
 }
 
