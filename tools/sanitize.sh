@@ -14,34 +14,31 @@ command -v compute-sanitizer >/dev/null || { echo "sanitize: compute-sanitizer n
 mkdir -p "$logs"
 passed=0
 failed=0
+# sanitize TOOL LABEL COMMAND...: one compute-sanitizer run, its log in $logs/LABEL.txt.
+sanitize() {
+  local tool=$1 label=$2 log="$logs/$2.txt"
+  shift 2
+  if compute-sanitizer --tool "$tool" --error-exitcode 1 "$@" >"$log" 2>&1; then
+    passed=$((passed + 1))
+    echo "ok   $label: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1)"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $label: see $log"
+    grep -E '^=========|^error' "$log" | head -n 5
+  fi
+}
 for test in "$build"/tests/test_gemm_*; do
   [ -f "$test" ] && [ -x "$test" ] || continue  # skip Meson's object folders
   chapter=${test##*/test_gemm_}
   for tool in memcheck racecheck; do
-    log="$logs/${tool}_$chapter.txt"
-    if compute-sanitizer --tool "$tool" --error-exitcode 1 "$test" "$seed" small >"$log" 2>&1; then
-      passed=$((passed + 1))
-      echo "ok   $tool $chapter: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1)"
-    else
-      failed=$((failed + 1))
-      echo "FAIL $tool $chapter: see $log"
-      grep -E '^=========' "$log" | head -n 5
-    fi
+    sanitize "$tool" "${tool}_$chapter" "$test" "$seed" small
   done
 done
 for trainer in "$build"/chapters/train_*; do
   [ -f "$trainer" ] && [ -x "$trainer" ] || continue
   chapter=${trainer##*/train_}
-  log="$logs/memcheck_train_$chapter.txt"
-  if compute-sanitizer --tool memcheck --error-exitcode 1 "$trainer" --hidden 64 --batch 96 \
-    --epochs 1 --max-steps 3 --out-dir "$logs/train_$chapter" >"$log" 2>&1; then
-    passed=$((passed + 1))
-    echo "ok   memcheck train_$chapter: $(grep -E 'ERROR SUMMARY' "$log" | tail -n 1)"
-  else
-    failed=$((failed + 1))
-    echo "FAIL memcheck train_$chapter: see $log"
-    grep -E '^=========|^error' "$log" | head -n 5
-  fi
+  sanitize memcheck "memcheck_train_$chapter" "$trainer" --hidden 64 --batch 96 --epochs 1 \
+    --max-steps 3 --out-dir "$logs/train_$chapter"
 done
 echo "sanitize: $passed passed, $failed failed"
 [ $failed -eq 0 ] && [ $passed -gt 0 ]
