@@ -115,8 +115,8 @@ void Trainer::set_order(const std::vector<int>& order) {
   CUDA_CHECK(cudaStreamSynchronize(stream_));  // `order` may go away after we return
 }
 
-void Trainer::multiply(GemmProblem problem, float* product) {
-  if (!problem.c) problem.c = product;
+void Trainer::multiply(GemmProblem problem) {
+  if (!problem.c) problem.c = product_;
   problem.workspace = gemm_workspace_;
   problem.workspace_floats = kGemmWorkspaceFloats;
   gemm(problem, stream_);
@@ -136,7 +136,7 @@ void Trainer::forward(const __half* x, int rows) {
       p.epilogue.kind = EpilogueKind::kBias;
       p.c = logits_;
     }
-    multiply(p, product_);
+    multiply(p);
   }
 }
 
@@ -167,7 +167,7 @@ void Trainer::launch_step(int rows, float learning_rate) {
       dx.epilogue.kind = EpilogueKind::kReluGrad;
       dx.epilogue.activation = input;
       dx.epilogue.out = layers_[l - 1].grad;
-      multiply(dx, product_);
+      multiply(dx);
     }
     GemmProblem dw{layer.out, layer.in,         rows, layer.grad, kBackwardWeight.a,
                    input,     kBackwardWeight.b};
@@ -175,7 +175,7 @@ void Trainer::launch_step(int rows, float learning_rate) {
     dw.epilogue.master = layer.weights;
     dw.epilogue.out = layer.weight_operand;
     dw.epilogue.learning_rate = learning_rate;
-    multiply(dw, product_);
+    multiply(dw);
   }
   bias_sgd(bias_updates_, static_cast<int>(layers_.size()), bias_count_, rows, learning_rate,
            stream_);

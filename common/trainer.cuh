@@ -79,9 +79,10 @@ class Trainer {
   // The step of `rows` rows recorded into a graph, not run.
   cudaGraph_t record_step(int rows, float learning_rate);
   void replay(StepGraph& graph, int rows, float learning_rate);
-  // The chapter's gemm() on the trainer's stream, with the trainer's GEMM workspace; `product`
-  // is where a chapter that does not fuse the epilogue stores the product first.
-  void multiply(GemmProblem problem, float* product);
+  // The chapter's gemm() on the trainer's stream, with the trainer's GEMM workspace; where the
+  // problem has no c, product_ (where a chapter that does not fuse the epilogue stores the
+  // product first).
+  void multiply(GemmProblem problem);
   int rows_of_step(int step) const;
 
   LayerSizes sizes_;
