@@ -6,12 +6,13 @@ namespace {
 
 constexpr int kThreads = 256;
 
+template <EpilogueKind kKind>
 __global__ void epilogue_kernel(GemmProblem p) {
   const size_t count = static_cast<size_t>(p.m) * p.n;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
        i += size_t(gridDim.x) * blockDim.x) {
     const int row = static_cast<int>(i / p.n), col = static_cast<int>(i % p.n);
-    finish_element(p, row, col, p.c[i], epilogue_input(p, row, col));
+    finish_element<kKind>(p, row, col, p.c[i], epilogue_input<kKind>(p, row, col));
   }
 }
 
@@ -20,7 +21,10 @@ __global__ void epilogue_kernel(GemmProblem p) {
 void apply_epilogue(const GemmProblem& p, cudaStream_t stream) {
   const size_t count = static_cast<size_t>(p.m) * p.n;
   const size_t blocks = (count + kThreads - 1) / kThreads;
-  epilogue_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p);
+  with_epilogue_kind(p.epilogue.kind, [&](auto kind) {
+    epilogue_kernel<decltype(kind)::value>
+        <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(p);
+  });
   CUDA_CHECK_LAUNCH();
 }
 

@@ -321,7 +321,7 @@ __device__ __forceinline__ void mma_m16n8k16(float (&acc)[4], const uint32_t (&a
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-template <Op kOpA, Op kOpB>
+template <Op kOpA, Op kOpB, EpilogueKind kKind>
 __global__ void __launch_bounds__(kThreads)
     split_k_gemm_kernel(GemmProblem p, bool a_vectorized, bool b_vectorized,
                         int k_tiles_per_split) {
@@ -421,7 +421,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int row = row_of(i, e), col = col_of(j, e);
-        input[j][e] = finish && row < p.m && col < p.n ? epilogue_input(p, row, col) : 0.0f;
+        input[j][e] = finish && row < p.m && col < p.n ? epilogue_input<kKind>(p, row, col) : 0.0f;
       }
     }
 #pragma unroll
@@ -431,7 +431,7 @@ __global__ void __launch_bounds__(kThreads)
         const int row = row_of(i, e), col = col_of(j, e);
         if (row >= p.m || col >= p.n) continue;
         if (finish) {
-          finish_element(p, row, col, acc[i][j][e], input[j][e]);
+          finish_element<kKind>(p, row, col, acc[i][j][e], input[j][e]);
         } else {
           partial[static_cast<size_t>(row) * p.n + col] = acc[i][j][e];
         }
@@ -442,6 +442,7 @@ __global__ void __launch_bounds__(kThreads)
 
 // Every element: the sum of the splits' partial matrices, added in the order z = 0, 1, ... so that
 // the result does not depend on which block finished first, through the epilogue.
+template <EpilogueKind kKind>
 __global__ void sum_splits_kernel(GemmProblem p, int splits) {
   const size_t count = static_cast<size_t>(p.m) * p.n;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
@@ -449,7 +450,7 @@ __global__ void sum_splits_kernel(GemmProblem p, int splits) {
     float sum = p.workspace[i];
     for (int z = 1; z < splits; ++z) sum += p.workspace[z * count + i];
     const int row = static_cast<int>(i / p.n), col = static_cast<int>(i % p.n);
-    finish_element(p, row, col, sum, epilogue_input(p, row, col));
+    finish_element<kKind>(p, row, col, sum, epilogue_input<kKind>(p, row, col));
   }
 }
 
@@ -480,7 +481,7 @@ bool vectorizable(const __half* x, int row_length) {
   return row_length % kVector == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
 }
 
-template <Op kOpA, Op kOpB>
+template <Op kOpA, Op kOpB, EpilogueKind kKind>
 void launch(const GemmProblem& p, cudaStream_t stream) {
   const dim3 block(kThreads);
   const bool a_vectorized = vectorizable(p.a, kOpA == Op::N ? p.k : p.m);
@@ -489,7 +490,7 @@ void launch(const GemmProblem& p, cudaStream_t stream) {
   // we ask how many of its blocks the GPU runs at once (the trainer uses one GPU throughout).
   constexpr int kSmemBytes = Stage<kOpA == Op::N, kOpB == Op::T>::kRingBytes;
   static const int resident_blocks = [] {
-    const auto kernel = split_k_gemm_kernel<kOpA, kOpB>;
+    const auto kernel = split_k_gemm_kernel<kOpA, kOpB, kKind>;
     CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
     int device = 0, sms = 0, per_sm = 0;
@@ -502,25 +503,30 @@ void launch(const GemmProblem& p, cudaStream_t stream) {
   const Split split = choose_split(p, resident_blocks);
   const dim3 grid((p.n + kBlockTileN - 1) / kBlockTileN, (p.m + kBlockTileM - 1) / kBlockTileM,
                   split.splits);
-  split_k_gemm_kernel<kOpA, kOpB>
+  split_k_gemm_kernel<kOpA, kOpB, kKind>
       <<<grid, block, kSmemBytes, stream>>>(p, a_vectorized, b_vectorized, split.k_tiles_per_split);
   if (split.splits > 1) {
     CUDA_CHECK_LAUNCH();
     const size_t count = static_cast<size_t>(p.m) * p.n;
     const int sum_blocks =
         static_cast<int>(std::min<size_t>((count + kThreads - 1) / kThreads, resident_blocks));
-    sum_splits_kernel<<<sum_blocks, kThreads, 0, stream>>>(p, split.splits);
+    sum_splits_kernel<kKind><<<sum_blocks, kThreads, 0, stream>>>(p, split.splits);
   }
 }
 
 }  // namespace
 
 void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
-  if (p.op_a == Op::N) {
-    p.op_b == Op::T ? launch<Op::N, Op::T>(p, stream) : launch<Op::N, Op::N>(p, stream);
-  } else {
-    p.op_b == Op::T ? launch<Op::T, Op::T>(p, stream) : launch<Op::T, Op::N>(p, stream);
-  }
+  with_epilogue_kind(p.epilogue.kind, [&](auto kind) {
+    constexpr EpilogueKind kKind = decltype(kind)::value;
+    if (p.op_a == Op::N) {
+      p.op_b == Op::T ? launch<Op::N, Op::T, kKind>(p, stream)
+                      : launch<Op::N, Op::N, kKind>(p, stream);
+    } else {
+      p.op_b == Op::T ? launch<Op::T, Op::T, kKind>(p, stream)
+                      : launch<Op::T, Op::N, kKind>(p, stream);
+    }
+  });
 }
 
 }  // namespace mnist
