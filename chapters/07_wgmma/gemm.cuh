@@ -472,7 +472,7 @@ __device__ __forceinline__ void mma_m16n8k16(float (&acc)[4], const uint32_t (&a
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-template <Op kOpA, Op kOpB>
+template <Op kOpA, Op kOpB, EpilogueKind kKind>
 __global__ void __launch_bounds__(kThreads)
     split_k_gemm_kernel(GemmProblem p, bool a_vectorized, bool b_vectorized,
                         int k_tiles_per_split) {
@@ -572,7 +572,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int row = row_of(i, e), col = col_of(j, e);
-        input[j][e] = finish && row < p.m && col < p.n ? epilogue_input(p, row, col) : 0.0f;
+        input[j][e] = finish && row < p.m && col < p.n ? epilogue_input<kKind>(p, row, col) : 0.0f;
       }
     }
 #pragma unroll
@@ -582,7 +582,7 @@ __global__ void __launch_bounds__(kThreads)
         const int row = row_of(i, e), col = col_of(j, e);
         if (row >= p.m || col >= p.n) continue;
         if (finish) {
-          finish_element(p, row, col, acc[i][j][e], input[j][e]);
+          finish_element<kKind>(p, row, col, acc[i][j][e], input[j][e]);
         } else {
           partial[static_cast<size_t>(row) * p.n + col] = acc[i][j][e];
         }
@@ -593,6 +593,7 @@ __global__ void __launch_bounds__(kThreads)
 
 // Every element: the sum of the splits' partial matrices, added in the order z = 0, 1, ... so that
 // the result does not depend on which block finished first, through the epilogue.
+template <EpilogueKind kKind>
 __global__ void sum_splits_kernel(GemmProblem p, int splits) {
   const size_t count = static_cast<size_t>(p.m) * p.n;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
@@ -600,7 +601,7 @@ __global__ void sum_splits_kernel(GemmProblem p, int splits) {
     float sum = p.workspace[i];
     for (int z = 1; z < splits; ++z) sum += p.workspace[z * count + i];
     const int row = static_cast<int>(i / p.n), col = static_cast<int>(i % p.n);
-    finish_element(p, row, col, sum, epilogue_input(p, row, col));
+    finish_element<kKind>(p, row, col, sum, epilogue_input<kKind>(p, row, col));
   }
 }
 
@@ -900,7 +901,7 @@ __device__ __forceinline__ void produce(const CUtensorMap& map_a, const CUtensor
 }
 
 // A consumer warpgroup: rows [consumer * 64, consumer * 64 + 64) of every tile of this block.
-template <class Stages>
+template <class Stages, EpilogueKind kKind>
 __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, uint32_t ring,
                                         uint32_t full, uint32_t empty) {
   using A = typename Stages::A;
@@ -956,7 +957,7 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, uint
 #pragma unroll
           for (int j = 0; j < 2; ++j) {
             const int c = col + 8 * (i0 + i) + j;
-            input[i][j] = c < p.n ? epilogue_input(p, row, c) : 0.0f;
+            input[i][j] = c < p.n ? epilogue_input<kKind>(p, row, c) : 0.0f;
           }
         }
 #pragma unroll
@@ -964,7 +965,9 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, uint
 #pragma unroll
           for (int j = 0; j < 2; ++j) {
             const int c = col + 8 * (i0 + i) + j;
-            if (c < p.n) finish_element(p, row, c, acc[4 * (i0 + i) + 2 * h + j], input[i][j]);
+            if (c < p.n) {
+              finish_element<kKind>(p, row, c, acc[4 * (i0 + i) + 2 * h + j], input[i][j]);
+            }
           }
         }
       }
@@ -976,7 +979,7 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, uint
 
 // One block per SM, looping over tiles. p is __grid_constant__ because finish_element takes it by
 // reference: the kernel then reads it where it is, without a copy per thread.
-template <Op kOpA, Op kOpB>
+template <Op kOpA, Op kOpB, EpilogueKind kKind>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_gemm_kernel(const __grid_constant__ CUtensorMap map_a,
                       const __grid_constant__ CUtensorMap map_b,
@@ -1004,7 +1007,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) produce<Stages>(map_a, map_b, p, ring, full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegisters>();
-    consume<Stages>(warpgroup - 1, p, ring, full, empty);
+    consume<Stages, kKind>(warpgroup - 1, p, ring, full, empty);
   }
 #else
   __trap();  // built without sm_90a: see the top of the file
@@ -1062,7 +1065,7 @@ bool on_hopper() {
 
 // Launches the wgmma kernel on p and returns true where it takes p (the rule at the top of the
 // file; chapter 06's launch() has already found that it would not split K), else returns false.
-template <Op kOpA, Op kOpB>
+template <Op kOpA, Op kOpB, EpilogueKind kKind>
 bool launch(const GemmProblem& p, cudaStream_t stream) {
   using Stages = Ring<kOpA == Op::N, kOpB == Op::T>;
   if (!on_hopper() || p.k < kMinKTiles * kBlockTileK) return false;
@@ -1073,7 +1076,7 @@ bool launch(const GemmProblem& p, cudaStream_t stream) {
   // The ring needs more than the 48 KB of shared memory a kernel gets unless it opts in, once;
   // then the persistent grid is as many blocks as the GPU runs at once (one per SM).
   static const int resident_blocks = [] {
-    const auto kernel = wgmma_gemm_kernel<kOpA, kOpB>;
+    const auto kernel = wgmma_gemm_kernel<kOpA, kOpB, kKind>;
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     Stages::kSmemBytes));
     int device = 0, sms = 0, per_sm = 0;
@@ -1090,14 +1093,14 @@ bool launch(const GemmProblem& p, cudaStream_t stream) {
                                           : make_tensor_map<typename Stages::B>(p.b, p.n, p.k);
   const int tiles =
       ((p.m + kBlockTileM - 1) / kBlockTileM) * ((p.n + kBlockTileN - 1) / kBlockTileN);
-  wgmma_gemm_kernel<kOpA, kOpB>
+  wgmma_gemm_kernel<kOpA, kOpB, kKind>
       <<<std::min(tiles, resident_blocks), kThreads, Stages::kSmemBytes, stream>>>(map_a, map_b, p);
   return true;
 }
 
 }  // namespace hopper
 
-template <Op kOpA, Op kOpB>
+template <Op kOpA, Op kOpB, EpilogueKind kKind>
 void launch(const GemmProblem& p, cudaStream_t stream) {
   const dim3 block(kThreads);
   const bool a_vectorized = vectorizable(p.a, kOpA == Op::N ? p.k : p.m);
@@ -1106,7 +1109,7 @@ void launch(const GemmProblem& p, cudaStream_t stream) {
   // we ask how many of its blocks the GPU runs at once (the trainer uses one GPU throughout).
   constexpr int kSmemBytes = Stage<kOpA == Op::N, kOpB == Op::T>::kRingBytes;
   static const int resident_blocks = [] {
-    const auto kernel = split_k_gemm_kernel<kOpA, kOpB>;
+    const auto kernel = split_k_gemm_kernel<kOpA, kOpB, kKind>;
     CUDA_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
     int device = 0, sms = 0, per_sm = 0;
@@ -1118,28 +1121,33 @@ void launch(const GemmProblem& p, cudaStream_t stream) {
   }();
   const Split split = choose_split(p, resident_blocks);
   // Chapter 07: a product that keeps one split goes to the wgmma kernel where it can take it.
-  if (split.splits == 1 && hopper::launch<kOpA, kOpB>(p, stream)) return;
+  if (split.splits == 1 && hopper::launch<kOpA, kOpB, kKind>(p, stream)) return;
   const dim3 grid((p.n + kBlockTileN - 1) / kBlockTileN, (p.m + kBlockTileM - 1) / kBlockTileM,
                   split.splits);
-  split_k_gemm_kernel<kOpA, kOpB>
+  split_k_gemm_kernel<kOpA, kOpB, kKind>
       <<<grid, block, kSmemBytes, stream>>>(p, a_vectorized, b_vectorized, split.k_tiles_per_split);
   if (split.splits > 1) {
     CUDA_CHECK_LAUNCH();
     const size_t count = static_cast<size_t>(p.m) * p.n;
     const int sum_blocks =
         static_cast<int>(std::min<size_t>((count + kThreads - 1) / kThreads, resident_blocks));
-    sum_splits_kernel<<<sum_blocks, kThreads, 0, stream>>>(p, split.splits);
+    sum_splits_kernel<kKind><<<sum_blocks, kThreads, 0, stream>>>(p, split.splits);
   }
 }
 
 }  // namespace
 
 void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
-  if (p.op_a == Op::N) {
-    p.op_b == Op::T ? launch<Op::N, Op::T>(p, stream) : launch<Op::N, Op::N>(p, stream);
-  } else {
-    p.op_b == Op::T ? launch<Op::T, Op::T>(p, stream) : launch<Op::T, Op::N>(p, stream);
-  }
+  with_epilogue_kind(p.epilogue.kind, [&](auto kind) {
+    constexpr EpilogueKind kKind = decltype(kind)::value;
+    if (p.op_a == Op::N) {
+      p.op_b == Op::T ? launch<Op::N, Op::T, kKind>(p, stream)
+                      : launch<Op::N, Op::N, kKind>(p, stream);
+    } else {
+      p.op_b == Op::T ? launch<Op::T, Op::T, kKind>(p, stream)
+                      : launch<Op::T, Op::N, kKind>(p, stream);
+    }
+  });
 }
 
 }  // namespace mnist

@@ -62,12 +62,15 @@ struct Shape {
 // 1x1x1, M = 1, primes, K = 10 (the output layer), non-multiples of every tile size in the
 // ladder, the MLP's own shapes at batch 32 (M = 32, K = 784 ...), and long K for split-K: several
 // splits, a last split shorter than the others (K = 4099), one tile of C cut many ways (40 x 64).
+// 1032 x 4104 x 264 has more 128 x 256 tiles (153) than an H100 has SMs, so that chapter 07's
+// persistent blocks take a second tile; each side is 8 past a multiple of the tile, and K 8 past
+// a multiple of 64.
 const Shape kShapes[] = {
     {1, 1, 1},       {1, 1, 8},        {1, 10, 784},      {2, 3, 5},      {7, 13, 17},
     {17, 31, 29},    {31, 1, 64},      {3, 257, 10},      {100, 100, 10}, {10, 1024, 32},
     {32, 10, 1024},  {32, 1024, 784},  {1024, 784, 32},   {33, 65, 129},  {127, 129, 131},
     {1, 4096, 3},    {513, 257, 1000}, {256, 1024, 1024}, {10, 128, 250}, {250, 10, 128},
-    {32, 784, 8192}, {3, 200, 4099},   {32, 1024, 1000},  {40, 64, 1024},
+    {32, 784, 8192}, {3, 200, 4099},   {32, 1024, 1000},  {40, 64, 1024}, {1032, 4104, 264},
 };
 constexpr double kSmallWork = 1 << 22;  // multiply-adds of the shapes the sanitizer runs
 
