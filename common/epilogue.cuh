@@ -6,6 +6,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <type_traits>
 
 #include "gemm_interface.cuh"
@@ -55,6 +57,84 @@ __device__ __forceinline__ void finish_element(const GemmProblem& p, int row, in
     const float updated = input - e.learning_rate * v;
     e.master[i] = updated;
     e.out[i] = __float2half_rn(updated);
+  }
+}
+
+// Two neighbours in a row: the mma fragments of chapters 03-07 give each thread the columns
+// (col, col + 1), col even, and a warp's 4 threads of a row 8 neighbouring columns. Stored one at a
+// time, 4-byte floats 8 bytes apart and 2-byte halves 4 bytes apart, a warp's store fills each
+// 32-byte memory sector half (floats) or a quarter (halves) and writes it 2 or 4 times; as pairs,
+// once. A pair is one 8-byte (float2) or 4-byte (half2) access, so every matrix the epilogue
+// touches must hold pairs at even element indices on those boundaries: columns_paired() says
+// whether it does (an even n then also puts col + 1 inside the row whenever col is).
+template <EpilogueKind kKind>
+__host__ __device__ inline bool columns_paired(const GemmProblem& p) {
+  const auto aligned = [](const void* x, size_t bytes) {
+    return reinterpret_cast<uintptr_t>(x) % bytes == 0;
+  };
+  const Epilogue& e = p.epilogue;
+  if (p.n % 2 != 0) return false;
+  if constexpr (kKind == EpilogueKind::kStore) {
+    return aligned(p.c, sizeof(float2));
+  } else if constexpr (kKind == EpilogueKind::kBias) {
+    return aligned(p.c, sizeof(float2)) && aligned(e.bias, sizeof(float2));
+  } else if constexpr (kKind == EpilogueKind::kBiasRelu) {
+    return aligned(e.bias, sizeof(float2)) && aligned(e.out, sizeof(__half2));
+  } else if constexpr (kKind == EpilogueKind::kReluGrad) {
+    return aligned(e.activation, sizeof(__half2)) && aligned(e.out, sizeof(__half2));
+  } else {
+    return aligned(e.master, sizeof(float2)) && aligned(e.out, sizeof(__half2));
+  }
+}
+
+// epilogue_input for (row, col) and, where col + 1 < n, (row, col + 1); col even. `paired`:
+// columns_paired(p), which makes it one access.
+template <EpilogueKind kKind>
+__device__ __forceinline__ float2 epilogue_input_pair(const GemmProblem& p, int row, int col,
+                                                      bool paired) {
+  if (!paired) {
+    return {epilogue_input<kKind>(p, row, col),
+            col + 1 < p.n ? epilogue_input<kKind>(p, row, col + 1) : 0.0f};
+  }
+  const size_t i = static_cast<size_t>(row) * p.n + col;
+  if constexpr (kKind == EpilogueKind::kBias || kKind == EpilogueKind::kBiasRelu) {
+    return *reinterpret_cast<const float2*>(p.epilogue.bias + col);
+  } else if constexpr (kKind == EpilogueKind::kReluGrad) {
+    return __half22float2(*reinterpret_cast<const __half2*>(p.epilogue.activation + i));
+  } else if constexpr (kKind == EpilogueKind::kSgd) {
+    return *reinterpret_cast<const float2*>(p.epilogue.master + i);
+  } else {
+    return {0.0f, 0.0f};
+  }
+}
+
+// finish_element for (row, col) and, where col + 1 < n, (row, col + 1); col even. `input`:
+// epilogue_input_pair(p, row, col, paired).
+template <EpilogueKind kKind>
+__device__ __forceinline__ void finish_pair(const GemmProblem& p, int row, int col, float2 v,
+                                            float2 input, bool paired) {
+  if (!paired) {
+    finish_element<kKind>(p, row, col, v.x, input.x);
+    if (col + 1 < p.n) finish_element<kKind>(p, row, col + 1, v.y, input.y);
+    return;
+  }
+  const size_t i = static_cast<size_t>(row) * p.n + col;
+  const Epilogue& e = p.epilogue;
+  if constexpr (kKind == EpilogueKind::kStore) {
+    *reinterpret_cast<float2*>(p.c + i) = v;
+  } else if constexpr (kKind == EpilogueKind::kBias) {
+    *reinterpret_cast<float2*>(p.c + i) = make_float2(v.x + input.x, v.y + input.y);
+  } else if constexpr (kKind == EpilogueKind::kBiasRelu) {
+    *reinterpret_cast<__half2*>(e.out + i) =
+        __floats2half2_rn(fmaxf(v.x + input.x, 0.0f), fmaxf(v.y + input.y, 0.0f));
+  } else if constexpr (kKind == EpilogueKind::kReluGrad) {
+    *reinterpret_cast<__half2*>(e.out + i) =
+        __floats2half2_rn(input.x > 0.0f ? v.x : 0.0f, input.y > 0.0f ? v.y : 0.0f);
+  } else {
+    const float2 updated =
+        make_float2(input.x - e.learning_rate * v.x, input.y - e.learning_rate * v.y);
+    *reinterpret_cast<float2*>(e.master + i) = updated;
+    *reinterpret_cast<__half2*>(e.out + i) = __floats2half2_rn(updated.x, updated.y);
   }
 }
 

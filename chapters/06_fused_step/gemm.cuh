@@ -404,36 +404,49 @@ __global__ void __launch_bounds__(kThreads)
 
   // One split finishes its elements through the epilogue; several write their partial tiles to
   // the workspace, one M x N slab each, and sum_splits finishes them. The epilogue's inputs are
-  // loaded for a row of mma tiles at a time, before any of its stores (see epilogue_input).
+  // loaded for a row of mma tiles at a time, before any of its stores (see epilogue_input), and
+  // each thread's two neighbouring columns go as one access where they can (see finish_pair).
   const bool finish = gridDim.z == 1;
+  const bool paired =
+      finish ? columns_paired<kKind>(p)
+             : p.n % 2 == 0 && reinterpret_cast<uintptr_t>(p.workspace) % sizeof(float2) == 0;
   float* const partial = p.workspace + static_cast<size_t>(blockIdx.z) * p.m * p.n;
   const int group = lane / 4, pair = lane % 4 * 2;  // the accumulator fragment layout
-  // Element e of mma tile (i, j): rows group (+ 8 for e >= 2), columns pair (+ 1 for odd e).
-  const auto row_of = [&](int i, int e) {
-    return block_row + warp_row + i * kMmaM + group + e / 2 * 8;
+  // Elements 2 h and 2 h + 1 of mma tile (i, j): row group (+ 8 for h = 1), columns pair, pair + 1.
+  const auto row_of = [&](int i, int h) {
+    return block_row + warp_row + i * kMmaM + group + h * 8;
   };
-  const auto col_of = [&](int j, int e) { return block_col + warp_col + j * kMmaN + pair + e % 2; };
+  const auto col_of = [&](int j) { return block_col + warp_col + j * kMmaN + pair; };
 #pragma unroll
   for (int i = 0; i < kMmaTilesM; ++i) {
-    float input[kMmaTilesN][4];
+    float2 input[kMmaTilesN][2];
 #pragma unroll
     for (int j = 0; j < kMmaTilesN; ++j) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = row_of(i, e), col = col_of(j, e);
-        input[j][e] = finish && row < p.m && col < p.n ? epilogue_input<kKind>(p, row, col) : 0.0f;
+      for (int h = 0; h < 2; ++h) {
+        const int row = row_of(i, h), col = col_of(j);
+        input[j][h] = finish && row < p.m && col < p.n
+                          ? epilogue_input_pair<kKind>(p, row, col, paired)
+                          : float2{0.0f, 0.0f};
       }
     }
 #pragma unroll
     for (int j = 0; j < kMmaTilesN; ++j) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = row_of(i, e), col = col_of(j, e);
+      for (int h = 0; h < 2; ++h) {
+        const int row = row_of(i, h), col = col_of(j);
         if (row >= p.m || col >= p.n) continue;
+        const float2 v = {acc[i][j][2 * h], acc[i][j][2 * h + 1]};
         if (finish) {
-          finish_element<kKind>(p, row, col, acc[i][j][e], input[j][e]);
+          finish_pair<kKind>(p, row, col, v, input[j][h], paired);
         } else {
-          partial[static_cast<size_t>(row) * p.n + col] = acc[i][j][e];
+          float* const out = partial + static_cast<size_t>(row) * p.n + col;
+          if (paired) {
+            *reinterpret_cast<float2*>(out) = v;
+          } else {
+            out[0] = v.x;
+            if (col + 1 < p.n) out[1] = v.y;
+          }
         }
       }
     }

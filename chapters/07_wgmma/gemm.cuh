@@ -555,36 +555,49 @@ __global__ void __launch_bounds__(kThreads)
 
   // One split finishes its elements through the epilogue; several write their partial tiles to
   // the workspace, one M x N slab each, and sum_splits finishes them. The epilogue's inputs are
-  // loaded for a row of mma tiles at a time, before any of its stores (see epilogue_input).
+  // loaded for a row of mma tiles at a time, before any of its stores (see epilogue_input), and
+  // each thread's two neighbouring columns go as one access where they can (see finish_pair).
   const bool finish = gridDim.z == 1;
+  const bool paired =
+      finish ? columns_paired<kKind>(p)
+             : p.n % 2 == 0 && reinterpret_cast<uintptr_t>(p.workspace) % sizeof(float2) == 0;
   float* const partial = p.workspace + static_cast<size_t>(blockIdx.z) * p.m * p.n;
   const int group = lane / 4, pair = lane % 4 * 2;  // the accumulator fragment layout
-  // Element e of mma tile (i, j): rows group (+ 8 for e >= 2), columns pair (+ 1 for odd e).
-  const auto row_of = [&](int i, int e) {
-    return block_row + warp_row + i * kMmaM + group + e / 2 * 8;
+  // Elements 2 h and 2 h + 1 of mma tile (i, j): row group (+ 8 for h = 1), columns pair, pair + 1.
+  const auto row_of = [&](int i, int h) {
+    return block_row + warp_row + i * kMmaM + group + h * 8;
   };
-  const auto col_of = [&](int j, int e) { return block_col + warp_col + j * kMmaN + pair + e % 2; };
+  const auto col_of = [&](int j) { return block_col + warp_col + j * kMmaN + pair; };
 #pragma unroll
   for (int i = 0; i < kMmaTilesM; ++i) {
-    float input[kMmaTilesN][4];
+    float2 input[kMmaTilesN][2];
 #pragma unroll
     for (int j = 0; j < kMmaTilesN; ++j) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = row_of(i, e), col = col_of(j, e);
-        input[j][e] = finish && row < p.m && col < p.n ? epilogue_input<kKind>(p, row, col) : 0.0f;
+      for (int h = 0; h < 2; ++h) {
+        const int row = row_of(i, h), col = col_of(j);
+        input[j][h] = finish && row < p.m && col < p.n
+                          ? epilogue_input_pair<kKind>(p, row, col, paired)
+                          : float2{0.0f, 0.0f};
       }
     }
 #pragma unroll
     for (int j = 0; j < kMmaTilesN; ++j) {
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = row_of(i, e), col = col_of(j, e);
+      for (int h = 0; h < 2; ++h) {
+        const int row = row_of(i, h), col = col_of(j);
         if (row >= p.m || col >= p.n) continue;
+        const float2 v = {acc[i][j][2 * h], acc[i][j][2 * h + 1]};
         if (finish) {
-          finish_element<kKind>(p, row, col, acc[i][j][e], input[j][e]);
+          finish_pair<kKind>(p, row, col, v, input[j][h], paired);
         } else {
-          partial[static_cast<size_t>(row) * p.n + col] = acc[i][j][e];
+          float* const out = partial + static_cast<size_t>(row) * p.n + col;
+          if (paired) {
+            *reinterpret_cast<float2*>(out) = v;
+          } else {
+            out[0] = v.x;
+            if (col + 1 < p.n) out[1] = v.y;
+          }
         }
       }
     }
@@ -908,6 +921,7 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, uint
   using B = typename Stages::B;
   const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;  // warp within the warpgroup
   const int k_tiles = (p.k + kBlockTileK - 1) / kBlockTileK;
+  const bool paired = columns_paired<kKind>(p);
   // Each tile's first wgmma overwrites the accumulators; they are zeroed once only so that they
   // never reach a wgmma uninitialised.
   float acc[kAccumulators] = {};
@@ -942,8 +956,9 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, uint
 
     // acc[4 i + 2 h + j] is row 16 warp + lane / 4 + 8 h, column 8 i + 2 (lane % 4) + j of this
     // warpgroup's 64 x 256 (see the top of the file). As in chapter 06, the epilogue's inputs are
-    // loaded for a group of elements before any of the group's stores (see epilogue_input): here
-    // the 2 kEpilogueGroup elements of one row in kEpilogueGroup consecutive 8-column blocks.
+    // loaded for a group of elements before any of the group's stores (see epilogue_input), here
+    // the column pairs of one row in kEpilogueGroup consecutive 8-column blocks, and each pair
+    // goes as one access where it can (see finish_pair).
     const int col = col0 + lane % 4 * 2;
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -951,24 +966,17 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, uint
       if (row >= p.m) continue;
 #pragma unroll
       for (int i0 = 0; i0 < kWgmmaN / 8; i0 += kEpilogueGroup) {
-        float input[kEpilogueGroup][2];
+        float2 input[kEpilogueGroup];
 #pragma unroll
         for (int i = 0; i < kEpilogueGroup; ++i) {
-#pragma unroll
-          for (int j = 0; j < 2; ++j) {
-            const int c = col + 8 * (i0 + i) + j;
-            input[i][j] = c < p.n ? epilogue_input<kKind>(p, row, c) : 0.0f;
-          }
+          const int c = col + 8 * (i0 + i);
+          input[i] = c < p.n ? epilogue_input_pair<kKind>(p, row, c, paired) : float2{0.0f, 0.0f};
         }
 #pragma unroll
         for (int i = 0; i < kEpilogueGroup; ++i) {
-#pragma unroll
-          for (int j = 0; j < 2; ++j) {
-            const int c = col + 8 * (i0 + i) + j;
-            if (c < p.n) {
-              finish_element<kKind>(p, row, c, acc[4 * (i0 + i) + 2 * h + j], input[i][j]);
-            }
-          }
+          const int c = col + 8 * (i0 + i);
+          const float2 v = {acc[4 * (i0 + i) + 2 * h], acc[4 * (i0 + i) + 2 * h + 1]};
+          if (c < p.n) finish_pair<kKind>(p, row, c, v, input[i], paired);
         }
       }
     }
