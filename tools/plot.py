@@ -4,7 +4,9 @@
     python3 tools/plot.py [RESULTS_DIR] [FIGURES_DIR]
 
 Reads only CSVs: <chapter>_steps.csv and <chapter>_epochs.csv written by the trainers
-(--out-dir), gemm_<chapter>.csv written by bench_gemm_<chapter> (--csv).
+(--out-dir), gemm_<chapter>.csv written by bench_gemm_<chapter> (--csv), and
+06_fused_step/epilogue_versions.csv (ms per step of each version of chapter 06's epilogue, taken
+from the run logs it names).
 """
 import glob
 import os
@@ -73,6 +75,28 @@ def gemm_throughput(results, figures):
     plt.close(fig)
 
 
+def epilogue_versions(results, figures):
+    path = os.path.join(results, "06_fused_step", "epilogue_versions.csv")
+    if not os.path.exists(path):
+        return
+    versions = pd.read_csv(path)
+    versions["model"] = versions.apply(lambda r: f"batch {r.batch}\nhidden {r.hidden}", axis=1)
+    # Each version against the first (chapter 05) at the same model: the models' step times span
+    # a factor 30, which on one axis would hide the differences between versions.
+    baseline = versions.groupby("model")["ms_per_step"].transform("first")
+    versions["relative"] = versions["ms_per_step"] / baseline
+    fig, ax = plt.subplots(figsize=(10, 4))
+    sns.barplot(data=versions, x="model", y="relative", hue="version", ax=ax)
+    sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1), title="")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xlabel("")
+    ax.set_ylabel("ms per step, relative to the first bar")
+    ax.set_title("One training step of 784-h-h-h-10: chapter 06's epilogue, version by version")
+    fig.tight_layout()
+    fig.savefig(os.path.join(figures, "epilogue_versions.png"), dpi=120)
+    plt.close(fig)
+
+
 def main():
     results = sys.argv[1] if len(sys.argv) > 1 else "docs/results"
     figures = sys.argv[2] if len(sys.argv) > 2 else "docs/figures"
@@ -80,6 +104,7 @@ def main():
     sns.set_theme(style="whitegrid")
     loss_curves(results, figures)
     gemm_throughput(results, figures)
+    epilogue_versions(results, figures)
 
 
 if __name__ == "__main__":
