@@ -6,7 +6,9 @@
 // operations per element and wrote the result back. Each of those costs a launch and a round
 // trip of the product through memory (for the weight gradient at hidden 8192, 256 MiB written and
 // read again). Here each product's accumulator goes through the MLP's epilogue while it is still
-// in registers, element by element (finish_element in common/epilogue.cuh):
+// in registers, a thread's two neighbouring columns at a time (finish_pair in
+// common/epilogue.cuh; the kind of epilogue is a template parameter of the kernel, so that each
+// kernel holds only its own: docs/06_fused_step.md measures both choices):
 //
 //   product          before (kernel, then a pass over C)        now (in the GEMM's store)
 //   forward hidden   Z = X W^T; Y = fp16(ReLU(Z + b))             Y = fp16(ReLU(acc + b))

@@ -112,8 +112,8 @@
 // The accumulators (PTX ISA, "Matrix Fragments for wgmma.mma_async.m64nNk16"): in warp w of the
 // warpgroup, lane l holds in d[4 i + 2 h + j] row 16 w + l / 4 + 8 h and column
 // 8 i + 2 (l % 4) + j of the 64 x 256 product: chapter 03's m16n8 fragment, once per 8 columns,
-// each warp 16 rows. Every element leaves through epilogue_input and finish_element, as in
-// chapter 06.
+// each warp 16 rows. The pairs d[4 i + 2 h], d[4 i + 2 h + 1] leave through epilogue_input_pair
+// and finish_pair, as in chapter 06.
 //
 // Registers (PTX ISA, "setmaxnreg"). 384 threads at one block per SM may use 168 registers each
 // (65536 / 384, down to a multiple of 8). The producer needs few and the consumers' 128
@@ -152,7 +152,9 @@
 // operations per element and wrote the result back. Each of those costs a launch and a round
 // trip of the product through memory (for the weight gradient at hidden 8192, 256 MiB written and
 // read again). Here each product's accumulator goes through the MLP's epilogue while it is still
-// in registers, element by element (finish_element in common/epilogue.cuh):
+// in registers, a thread's two neighbouring columns at a time (finish_pair in
+// common/epilogue.cuh; the kind of epilogue is a template parameter of the kernel, so that each
+// kernel holds only its own: docs/06_fused_step.md measures both choices):
 //
 //   product          before (kernel, then a pass over C)        now (in the GEMM's store)
 //   forward hidden   Z = X W^T; Y = fp16(ReLU(Z + b))             Y = fp16(ReLU(acc + b))
