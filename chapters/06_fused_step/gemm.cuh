@@ -409,10 +409,10 @@ __global__ void __launch_bounds__(kThreads)
   // loaded for a row of mma tiles at a time, before any of its stores (see epilogue_input), and
   // each thread's two neighbouring columns go as one access where they can (see finish_pair).
   const bool finish = gridDim.z == 1;
+  GemmProblem slab = p;  // a split's partial tile: a plain store into its own M x N slab
+  slab.c = p.workspace + static_cast<size_t>(blockIdx.z) * p.m * p.n;
   const bool paired =
-      finish ? columns_paired<kKind>(p)
-             : p.n % 2 == 0 && reinterpret_cast<uintptr_t>(p.workspace) % sizeof(float2) == 0;
-  float* const partial = p.workspace + static_cast<size_t>(blockIdx.z) * p.m * p.n;
+      finish ? columns_paired<kKind>(p) : columns_paired<EpilogueKind::kStore>(slab);
   const int group = lane / 4, pair = lane % 4 * 2;  // the accumulator fragment layout
   // Elements 2 h and 2 h + 1 of mma tile (i, j): row group (+ 8 for h = 1), columns pair, pair + 1.
   const auto row_of = [&](int i, int h) {
@@ -442,13 +442,7 @@ __global__ void __launch_bounds__(kThreads)
         if (finish) {
           finish_pair<kKind>(p, row, col, v, input[j][h], paired);
         } else {
-          float* const out = partial + static_cast<size_t>(row) * p.n + col;
-          if (paired) {
-            *reinterpret_cast<float2*>(out) = v;
-          } else {
-            out[0] = v.x;
-            if (col + 1 < p.n) out[1] = v.y;
-          }
+          finish_pair<EpilogueKind::kStore>(slab, row, col, v, float2{}, paired);
         }
       }
     }

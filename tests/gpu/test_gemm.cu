@@ -31,7 +31,8 @@
 // Each product and epilogue runs three times: with the workspace every caller provides, then
 // again, which must give the same bits (no chapter may depend on the order in which blocks
 // finish), and without a workspace, which must still be right. A chapter that fuses the epilogue
-// gets no c where the epilogue does not write one, as in the trainer.
+// gets no c where the epilogue does not write one, as in the trainer. A few shapes run again from
+// buffers one element past an aligned start (check_misaligned), where no vector access may go.
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -119,14 +120,18 @@ std::string format(const char* pattern, Args... args) {
   return text;
 }
 
+// `offset` elements past an allocation's start: offset 1 gives a pointer that no vector access
+// of two or more elements may use, so the kernels' single-element paths run.
 template <class T>
 struct DeviceBuffer {
+  T* allocation = nullptr;
   T* ptr = nullptr;
   size_t count;
-  explicit DeviceBuffer(size_t count_) : count(count_) {
-    CUDA_CHECK(cudaMalloc(&ptr, count * sizeof(T)));
+  explicit DeviceBuffer(size_t count_, size_t offset = 0) : count(count_) {
+    CUDA_CHECK(cudaMalloc(&allocation, (count + offset) * sizeof(T)));
+    ptr = allocation + offset;
   }
-  ~DeviceBuffer() { cudaFree(ptr); }
+  ~DeviceBuffer() { cudaFree(allocation); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
@@ -153,11 +158,11 @@ struct Product {
   DeviceBuffer<__half> a, b;
   std::vector<double> exact, error_bound;
 
-  Product(const Shape& s, const NamedOps& named_, SplitMix64& rng)
+  Product(const Shape& s, const NamedOps& named_, SplitMix64& rng, size_t offset = 0)
       : shape(s),
         named(named_),
-        a(size_t(s.m) * s.k),
-        b(size_t(s.k) * s.n),
+        a(size_t(s.m) * s.k, offset),
+        b(size_t(s.k) * s.n, offset),
         exact(size_t(s.m) * s.n),
         error_bound(size_t(s.m) * s.n) {
     std::vector<double> a64, b64, a_abs, b_abs;
@@ -187,8 +192,8 @@ struct Product {
 
   size_t count() const { return exact.size(); }
   std::string describe(EpilogueKind kind) const {
-    return format("%s M=%d N=%d K=%d %s", named.product, shape.m, shape.n, shape.k,
-                  epilogue_name(kind));
+    return format("%s M=%d N=%d K=%d %s%s", named.product, shape.m, shape.n, shape.k,
+                  epilogue_name(kind), a.ptr != a.allocation ? ", operands misaligned" : "");
   }
 };
 
@@ -223,12 +228,12 @@ struct EpilogueBuffers {
   DeviceBuffer<float> c, bias, master;
   DeviceBuffer<__half> activation, out;
 
-  EpilogueBuffers(const Shape& s, const EpilogueInputs& inputs)
-      : c(size_t(s.m) * s.n),
-        bias(size_t(s.n)),
-        master(size_t(s.m) * s.n),
-        activation(size_t(s.m) * s.n),
-        out(size_t(s.m) * s.n) {
+  EpilogueBuffers(const Shape& s, const EpilogueInputs& inputs, size_t offset = 0)
+      : c(size_t(s.m) * s.n, offset),
+        bias(size_t(s.n), offset),
+        master(size_t(s.m) * s.n, offset),
+        activation(size_t(s.m) * s.n, offset),
+        out(size_t(s.m) * s.n, offset) {
     bias.upload(inputs.bias);
     activation.upload(inputs.activation);
   }
@@ -414,11 +419,14 @@ void check_three_runs(const std::string& what, int n, const std::vector<Expected
   CHECK_MSG(same_bits, what + ": a second run gave other bits");
 }
 
-// `product` through the epilogue `kind`, with random inputs for it.
-void check_epilogue(const Product& product, EpilogueKind kind, float* workspace, SplitMix64& rng) {
+// `product` through the epilogue `kind`, with random inputs for it; `offset`: of every buffer the
+// epilogue touches, the workspace included (the product's operands take theirs from Product).
+void check_epilogue(const Product& product, EpilogueKind kind, float* workspace, SplitMix64& rng,
+                    size_t offset = 0) {
   const Shape& s = product.shape;
   const EpilogueInputs inputs(s, rng);
-  EpilogueBuffers buffers(s, inputs);
+  EpilogueBuffers buffers(s, inputs, offset);
+  workspace += offset;
   const GemmProblem problem_with_workspace =
       problem_for(s, product.named.ops, product.a.ptr, product.b.ptr,
                   needs_c(kind) ? buffers.c.ptr : nullptr, workspace, epilogue_for(kind, buffers));
@@ -428,7 +436,7 @@ void check_epilogue(const Product& product, EpilogueKind kind, float* workspace,
     buffers.out.poison();
     GemmProblem problem = problem_with_workspace;
     problem.workspace = scratch;
-    problem.workspace_floats = scratch ? kGemmWorkspaceFloats : 0;
+    problem.workspace_floats = scratch ? kGemmWorkspaceFloats - offset : 0;
     gemm(problem, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
     switch (kind) {
@@ -441,8 +449,34 @@ void check_epilogue(const Product& product, EpilogueKind kind, float* workspace,
         return Outputs{buffers.out.download()};
     }
   };
-  check_three_runs(product.describe(kind), s.n, expected_outputs(kind, product, inputs), workspace,
-                   run);
+  const std::string what = product.describe(kind) + (offset ? ", epilogue buffers misaligned" : "");
+  check_three_runs(what, s.n, expected_outputs(kind, product, inputs), workspace, run);
+}
+
+// Even N lets the kernels store a thread's two neighbouring columns as one access, and K and N
+// multiples of 8 let them copy operand rows 16 bytes at a time, but only from aligned pointers.
+// Buffers one element past an aligned start must take the single-element paths and still be right.
+struct Misaligned {
+  Shape shape;
+  size_t operand_offset;  // of A and B
+  size_t buffer_offset;   // of every buffer the epilogue touches, and of the workspace
+};
+// Split-K in chapters 05-07 (40 x 66 x 1024), one split (130 x 264 x 72), and chapter 07's wgmma
+// kernel, which takes only aligned operands, with a misaligned epilogue (153 tiles of 128 x 128 keep
+// chapter 06's kernel from splitting K, which K >= 256 then hands to wgmma).
+const Misaligned kMisaligned[] = {
+    {{40, 66, 1024}, 1, 1}, {{130, 264, 72}, 1, 1}, {{1032, 2056, 264}, 0, 1}};
+
+void check_misaligned(float* workspace, bool small, SplitMix64& rng) {
+  for (const Misaligned& m : kMisaligned) {
+    if (small && double(m.shape.m) * m.shape.n * m.shape.k > kSmallWork) continue;
+    for (const NamedOps& named : kProducts) {
+      const Product product(m.shape, named, rng, m.operand_offset);
+      for (EpilogueKind kind : named.epilogues) {
+        check_epilogue(product, kind, workspace, rng, m.buffer_offset);
+      }
+    }
+  }
 }
 
 bool rejects(const GemmProblem& problem) {
@@ -524,12 +558,13 @@ int main(int argc, char** argv) {
         for (EpilogueKind kind : named.epilogues) check_epilogue(product, kind, workspace.ptr, rng);
       }
     }
+    check_misaligned(workspace.ptr, small, rng);
     const int product_checks = testing::checks();
     check_rejects_empty();
     check_rejects_missing_buffers(rng);
     std::printf(
-        "%d shapes, each as 3 products stored and through 4 epilogues: %d checks; "
-        "refusals: %d checks\n",
+        "%d shapes, each as 3 products stored and through 4 epilogues, some also from "
+        "misaligned buffers: %d checks; refusals: %d checks\n",
         shapes, product_checks, testing::checks() - product_checks);
   } catch (const std::exception& error) {
     CHECK_MSG(false, error.what());
