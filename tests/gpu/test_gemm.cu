@@ -462,8 +462,8 @@ struct Misaligned {
   size_t buffer_offset;   // of every buffer the epilogue touches, and of the workspace
 };
 // Split-K in chapters 05-07 (40 x 66 x 1024), one split (130 x 264 x 72), and chapter 07's wgmma
-// kernel, which takes only aligned operands, with a misaligned epilogue (153 tiles of 128 x 128 keep
-// chapter 06's kernel from splitting K, which K >= 256 then hands to wgmma).
+// kernel, which takes only aligned operands, with a misaligned epilogue (153 tiles of 128 x 128
+// keep chapter 06's kernel from splitting K, which K >= 256 then hands to wgmma).
 const Misaligned kMisaligned[] = {
     {{40, 66, 1024}, 1, 1}, {{130, 264, 72}, 1, 1}, {{1032, 2056, 264}, 0, 1}};
 
