@@ -91,7 +91,7 @@ def epilogue_versions(results, figures):
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xlabel("")
     ax.set_ylabel("ms per step, relative to the first bar")
-    ax.set_title("One training step of 784-h-h-h-10: chapter 06's epilogue, version by version")
+    ax.set_title("One training step of 784-h-h-h-10: chapter 06, version by version")
     fig.tight_layout()
     fig.savefig(os.path.join(figures, "epilogue_versions.png"), dpi=120)
     plt.close(fig)
