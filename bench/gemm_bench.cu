@@ -1,5 +1,9 @@
 // Times a chapter's GEMM against cuBLAS (fp16 in, fp32 accumulate and out) in the same process.
-//   bench_gemm_NN_name [--csv FILE]
+//   bench_gemm_NN_name [--csv FILE] [--only PREFIX] [--cublas-first]
+//     --only PREFIX    only the cases whose name starts with PREFIX (e.g. "square")
+//     --cublas-first   time cuBLAS before the chapter in each case. Large squares heat the GPU
+//                      and lower its clock, so the second of the two runs slower: run the
+//                      benchmark both ways, in several processes, and compare medians.
 // The cases, all in one run:
 //   square 4096 in the three layouts ("square 4096" is the forward one, as in earlier results)
 //   and square 8192 (forward only);
@@ -155,25 +159,36 @@ double relative_difference(const float* c, const float* c_ref, size_t count, cud
 }
 
 int run(int argc, char** argv) {
-  std::string csv_path;
-  const std::string usage = "usage: " + std::string(argv[0]) + " [--csv FILE]";
+  std::string csv_path, only;
+  bool cublas_first = false;
+  const std::string usage =
+      "usage: " + std::string(argv[0]) + " [--csv FILE] [--only PREFIX] [--cublas-first]";
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--csv" && i + 1 < argc) {
       csv_path = argv[++i];
+    } else if (flag == "--only" && i + 1 < argc) {
+      only = argv[++i];
+    } else if (flag == "--cublas-first") {
+      cublas_first = true;
     } else {
       throw std::invalid_argument("unknown option or missing value: " + flag + "; " + usage);
     }
   }
   const GpuInfo gpu = query_gpu();
   const std::string date = utc_date();
-  std::printf("GEMM benchmark, chapter %s vs cuBLAS | %s | %s\n", chapter_name(),
-              describe(gpu).c_str(), date.c_str());
+  std::printf("GEMM benchmark, chapter %s vs cuBLAS (%s timed first) | %s | %s\n",
+              chapter_name(), cublas_first ? "cuBLAS" : "the chapter", describe(gpu).c_str(),
+              date.c_str());
   std::printf(
       "ms per product, launched one by one from the host (host) or replayed from a CUDA graph "
       "(graph);\nTFLOP/s from the graph times; %% of cuBLAS = cuBLAS time / chapter time\n");
 
-  const std::vector<Case> list = cases();
+  std::vector<Case> list = cases();
+  list.erase(std::remove_if(list.begin(), list.end(),
+                            [&](const Case& c) { return c.name.rfind(only, 0) != 0; }),
+             list.end());
+  if (list.empty()) throw std::invalid_argument("no case starts with '" + only + "'");
   size_t most = 0;
   for (const Case& c : list)
     most = std::max({most, size_t(c.m) * c.k, size_t(c.k) * c.n, size_t(c.m) * c.n});
@@ -204,7 +219,7 @@ int run(int argc, char** argv) {
     csv << "date,gpu,sm_clock_mhz,max_sm_clock_mhz,driver,cuda_runtime,chapter,case,m,n,k,op_a,"
            "op_b,chapter_ms,chapter_tflops,cublas_ms,cublas_tflops,fraction_of_cublas,"
            "chapter_graph_ms,chapter_graph_tflops,cublas_graph_ms,cublas_graph_tflops,"
-           "graph_fraction_of_cublas\n";
+           "graph_fraction_of_cublas,first\n";
   }
   std::printf("%-29s %5s %5s %5s %9s %9s %8s %12s %12s %8s %7s %7s\n", "case", "M", "N", "K",
               "host ms", "graph ms", "TFLOP/s", "cuBLAS host", "cuBLAS graph", "TFLOP/s", "% host",
@@ -230,8 +245,20 @@ int run(int argc, char** argv) {
                   cs.name.c_str(), cs.m, cs.n, cs.k, first_ms, kMaxSquareLaunchMs);
       continue;
     }
-    const Timing mine = time_launches([&] { gemm(problem, stream); }, events, stream);
-    const Timing theirs = time_launches([&] { cublas_gemm(reference, stream); }, events, stream);
+    const auto time_mine = [&] {
+      return time_launches([&] { gemm(problem, stream); }, events, stream);
+    };
+    const auto time_theirs = [&] {
+      return time_launches([&] { cublas_gemm(reference, stream); }, events, stream);
+    };
+    Timing mine, theirs;
+    if (cublas_first) {
+      theirs = time_theirs();
+      mine = time_mine();
+    } else {
+      mine = time_mine();
+      theirs = time_theirs();
+    }
     const double flops = 2.0 * cs.m * cs.n * cs.k;
     auto tflops = [&](double ms) { return flops / ms / 1e9; };
     std::printf("%-29s %5d %5d %5d %9.4f %9.4f %8.2f %12.4f %12.4f %8.2f %6.1f%% %6.1f%%\n",
@@ -248,7 +275,8 @@ int run(int argc, char** argv) {
           << op_name(cs.ops.b) << ',' << mine.host_ms << ',' << tflops(mine.host_ms) << ','
           << theirs.host_ms << ',' << tflops(theirs.host_ms) << ',' << theirs.host_ms / mine.host_ms
           << ',' << mine.graph_ms << ',' << tflops(mine.graph_ms) << ',' << theirs.graph_ms << ','
-          << tflops(theirs.graph_ms) << ',' << theirs.graph_ms / mine.graph_ms << '\n';
+          << tflops(theirs.graph_ms) << ',' << theirs.graph_ms / mine.graph_ms << ','
+          << (cublas_first ? "cublas" : "chapter") << '\n';
     }
   }
   std::printf("SM clock after the run: %d MHz\n", query_gpu().sm_clock_mhz);

@@ -1,5 +1,6 @@
 // Compiled once per chapter, with that chapter's folder on the include path: this is where the
-// chapter's kernel enters the build. CHAPTER_NAME comes from Meson.
+// chapter's kernel enters the build. CHAPTER_NAME (the folder) and CHAPTER_NAMESPACE (the
+// namespace its gemm.cuh defines launch_gemm, kFusedEpilogue and kReplayStepAsGraph in) come from Meson.
 #include <stdexcept>
 #include <string>
 
@@ -11,11 +12,13 @@
 namespace mnist {
 namespace {
 
+namespace chapter = CHAPTER_NAMESPACE;
+
 // The buffers each epilogue reads or writes, and c where the chapter stores the product first.
 void check_epilogue(const GemmProblem& p) {
   const Epilogue& e = p.epilogue;
   const bool stores_c = e.kind == EpilogueKind::kStore || e.kind == EpilogueKind::kBias;
-  bool present = p.c || (kFusedEpilogue && !stores_c);
+  bool present = p.c || (chapter::kFusedEpilogue && !stores_c);
   switch (e.kind) {
     case EpilogueKind::kStore:
       break;
@@ -42,7 +45,11 @@ const char* chapter_name() {
 }
 
 bool chapter_fuses_epilogue() {
-  return kFusedEpilogue;
+  return chapter::kFusedEpilogue;
+}
+
+bool chapter_replays_step_as_graph() {
+  return chapter::kReplayStepAsGraph;
 }
 
 void gemm(const GemmProblem& p, cudaStream_t stream) {
@@ -51,15 +58,18 @@ void gemm(const GemmProblem& p, cudaStream_t stream) {
                                 std::to_string(p.n) + "x" + std::to_string(p.k));
   }
   if (!p.a || !p.b) throw std::invalid_argument("gemm: null operand");
+  if (p.op_a == Op::T && p.op_b == Op::T) {
+    throw std::invalid_argument("gemm: A^T . B^T is not one of the MLP's three products");
+  }
   check_epilogue(p);
-  if (kFusedEpilogue || p.epilogue.kind == EpilogueKind::kStore) {
-    launch_gemm(p, stream);
+  if (chapter::kFusedEpilogue || p.epilogue.kind == EpilogueKind::kStore) {
+    chapter::launch_gemm(p, stream);
     CUDA_CHECK_LAUNCH();
     return;
   }
   GemmProblem product = p;
   product.epilogue = Epilogue{};
-  launch_gemm(product, stream);
+  chapter::launch_gemm(product, stream);
   CUDA_CHECK_LAUNCH();
   apply_epilogue(p, stream);
 }

@@ -1,11 +1,15 @@
-// The one GEMM interface. Every chapter implements launch_gemm() in its own
-// chapters/NN_name/gemm.cuh; everything else (trainer, tests, benchmarks) calls gemm().
+// The one GEMM interface. Every chapter implements launch_gemm(), kFusedEpilogue and
+// kReplayStepAsGraph in its own chapters/NN_name/gemm.cuh, inside a namespace of its own
+// (mnist::naive, mnist::smem_tiling, ...: the folder's name without its number), so that a chapter
+// can include an earlier chapter's kernel and fall back to it. Everything else (trainer, tests,
+// benchmarks) calls gemm().
 #pragma once
 
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <type_traits>
 
 #include "gemm_types.hpp"
 
@@ -54,15 +58,30 @@ struct GemmProblem {
 };
 
 // Checks the problem, launches the chapter's kernel(s) on `stream` (and the epilogue pass, see c)
-// and checks the launches. Throws std::invalid_argument for a problem the chapter cannot take.
+// and checks the launches. Throws std::invalid_argument for a problem no chapter takes: an empty
+// one, a null operand or epilogue buffer, or A and B both transposed (op_a = op_b = T), which is
+// none of the MLP's three products (gemm_types.hpp) and which no chapter compiles a kernel for.
+// The chapter's launch_gemm(problem, stream) is called only with a problem that passed these.
 void gemm(const GemmProblem& problem, cudaStream_t stream);
 
-// Implemented by the chapter; called by gemm() with a validated problem.
-void launch_gemm(const GemmProblem& problem, cudaStream_t stream);
+// Calls f(std::integral_constant<Op, op_a>{}, std::integral_constant<Op, op_b>{}) for the
+// problem's layouts, one of the three products: how a launcher picks, at run time, among the
+// kernels it compiles with the layouts as template parameters.
+template <class F>
+void with_operand_ops(const GemmProblem& p, F&& f) {
+  using N = std::integral_constant<Op, Op::N>;
+  using T = std::integral_constant<Op, Op::T>;
+  if (p.op_a == Op::T) return f(T{}, N{});  // backward weight
+  if (p.op_b == Op::T) return f(N{}, T{});  // forward
+  return f(N{}, N{});                       // backward data
+}
 
 // The chapter's folder name, e.g. "01_naive".
 const char* chapter_name();
 // Whether the chapter's kernels apply the epilogue themselves (chapter 06 onwards).
 bool chapter_fuses_epilogue();
+// Whether the trainer records a step once as a CUDA graph and replays it by default (chapter 06
+// onwards; `--launch` chooses for any chapter).
+bool chapter_replays_step_as_graph();
 
 }  // namespace mnist

@@ -27,4 +27,10 @@ ModelParams init_params(const LayerSizes& sizes, uint64_t seed);
 
 std::string format_layer_sizes(const LayerSizes& sizes);
 
+// What evaluating a model on a split gives, on the GPU (Trainer) or the CPU (ReferenceTrainer).
+struct Evaluation {
+  double mean_loss = 0;
+  double accuracy = 0;  // fraction of the split classified correctly
+};
+
 }  // namespace mnist

@@ -19,11 +19,6 @@ enum class Arithmetic {
   kMirrorGpu,
 };
 
-struct Evaluation {
-  double mean_loss = 0;
-  double accuracy = 0;  // fraction of the split classified correctly
-};
-
 class ReferenceTrainer {
  public:
   ReferenceTrainer(const ModelParams& init, Arithmetic arithmetic);

@@ -28,7 +28,8 @@ int run(int argc, char** argv) {
   if (!parse_train_options(argc, argv, MNIST_DATA_DIR, options)) return 0;
   const GpuInfo gpu = query_gpu();
   const Dataset data = load_dataset(options.data_dir);
-  const bool graph = options.launch.empty() ? chapter_fuses_epilogue() : options.launch == "graph";
+  const bool graph =
+      options.launch.empty() ? chapter_replays_step_as_graph() : options.launch == "graph";
   Trainer trainer(init_params(options.layers, options.seed), data, options.batch,
                   graph ? StepLaunch::kGraph : StepLaunch::kHost);
 

@@ -278,20 +278,4 @@ Evaluation Trainer::evaluate() {
   return {loss_sum / test_count_, static_cast<double>(correct) / test_count_};
 }
 
-ModelParams Trainer::params() {
-  ModelParams params;
-  params.sizes = sizes_;
-  for (const Layer& layer : layers_) {
-    std::vector<float> weights(static_cast<size_t>(layer.in) * layer.out), bias(layer.out);
-    CUDA_CHECK(cudaMemcpyAsync(weights.data(), layer.weights, weights.size() * sizeof(float),
-                               cudaMemcpyDeviceToHost, stream_));
-    CUDA_CHECK(cudaMemcpyAsync(bias.data(), layer.bias, bias.size() * sizeof(float),
-                               cudaMemcpyDeviceToHost, stream_));
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
-    params.weights.push_back(std::move(weights));
-    params.biases.push_back(std::move(bias));
-  }
-  return params;
-}
-
 }  // namespace mnist

@@ -15,7 +15,6 @@
 #include "gemm_interface.cuh"
 #include "mlp_kernels.cuh"
 #include "model.hpp"
-#include "reference_trainer.hpp"
 
 namespace mnist {
 
@@ -41,8 +40,6 @@ class Trainer {
   std::vector<float> losses(int count);
   // Mean loss and accuracy on the test split; waits for the GPU.
   Evaluation evaluate();
-  // Current parameters, downloaded; waits for the GPU.
-  ModelParams params();
 
   // Kernels (graph nodes) in one full-batch step, counted by recording one without running it.
   int kernels_per_step();

@@ -1,68 +1,94 @@
 #!/usr/bin/env bash
-# What a GPU session needs, on the device machine, in two parts that each fit one call:
-#   tools/device_run.sh OUT_DIR check    build, all tests, the sanitizer, resource usage and SASS
-#   tools/device_run.sh OUT_DIR bench [TRAINER_ARGS...]
-#                                        build, the GEMM benchmarks, a default training run
+# What a GPU session needs, on the device machine, in parts that each fit one call (10 minutes);
+# a part after the first reuses the build when the machine is still the same one.
+#   tools/device_run.sh OUT_DIR check                build, every test, resource usage and SASS
+#   tools/device_run.sh OUT_DIR sanitize             tools/sanitize.sh on every chapter
+#   tools/device_run.sh OUT_DIR bench CHAPTER...     the GEMM benchmark of each chapter
+#   tools/device_run.sh OUT_DIR squares CHAPTER...   the square cases only, in 3 processes with the
+#                                                    chapter first and 3 with cuBLAS first
+#   tools/device_run.sh OUT_DIR train CHAPTER...     the default model (5 epochs) of each chapter
+# Several parts may follow each other: tools/device_run.sh OUT check -- bench 02_smem_tiling.
 # Expects MNIST as .device/mnist-gz/*.gz (carry that folder; the raw files are too big to carry).
-# Leaves OUT_DIR/log.txt (everything printed) and OUT_DIR/results.tar.gz (CSVs, test logs, SASS).
+# Leaves OUT_DIR/log.txt (everything printed) and OUT_DIR/results.tar.gz (CSVs, logs, SASS).
 set -uo pipefail
 out=$1
-part=$2
-shift 2
-case $part in check | bench) ;; *) echo "error: the part must be check or bench, got '$part'"; exit 1 ;; esac
+shift
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 export PATH="/usr/local/cuda/bin:$PATH"
 results=$(mktemp -d)
-exec > >(tee "$out/log.txt") 2>&1
+exec > >(tee -a "$out/log.txt") 2>&1
 
 meson_cmd=(meson)
 command -v meson >/dev/null || meson_cmd=(python3 -m mesonbuild.mesonmain)
 step() { echo; echo "=== $* ($(date -u +%H:%M:%S))"; }
+build=build-device
 
 step "GPU"
 date -u
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,driver_version \
-  --format=csv | tee "$results/gpu.csv"
+  --format=csv | tee -a "$results/gpu.csv"
 nvcc --version | tail -n 1
 
-step "data"
+step "data and build"
 mkdir -p data/mnist
 for f in .device/mnist-gz/*.gz; do gunzip -c "$f" >"data/mnist/$(basename "${f%.gz}")"; done
 data/fetch.sh mnist || exit 1
+[ -f "$build/build.ninja" ] || "${meson_cmd[@]}" setup "$build" >/dev/null || exit 1
+ninja -C "$build" | tail -n 1 || exit 1
+all_chapters=$(ls -d chapters/[0-9][0-9]_*/ | xargs -n 1 basename | sort)
 
-step "build"
-"${meson_cmd[@]}" setup build-device >/dev/null || exit 1
-ninja -C build-device || exit 1
-chapters=$(ls -d chapters/[0-9][0-9]_*/ | xargs -n 1 basename | sort)
-newest=$(echo "$chapters" | tail -n 1)
-
-if [ "$part" = check ]; then
-  step "tests"
-  "${meson_cmd[@]}" test -C build-device --print-errorlogs --num-processes 1
-  cp build-device/meson-logs/testlog.txt "$results/testlog.txt"
-
-  step "compute-sanitizer"
-  tools/sanitize.sh build-device "$results/sanitizer"
-
-  step "resource usage and SASS"
-  for c in $chapters; do
-    cuobjdump -res-usage "build-device/bench/bench_gemm_$c" 2>&1 | grep -A1 -E "gemm|Gemm" \
-      >"$results/res_usage_$c.txt"
-    cuobjdump -sass "build-device/bench/bench_gemm_$c" >"$results/sass_$c.txt"
-    echo "$c: $(grep -cE '\bHMMA' "$results/sass_$c.txt") HMMA, $(grep -cE '\bLDSM' "$results/sass_$c.txt") LDSM, $(grep -cE '\bLDGSTS' "$results/sass_$c.txt") LDGSTS, $(grep -cE '\bFFMA' "$results/sass_$c.txt") FFMA in the whole binary"
-    grep -B1 -A1 "launch_gemm\|_gemm_kernel" "$results/res_usage_$c.txt" | head -n 20
-  done
-
-else
-  step "GEMM benchmarks"
-  for c in $chapters; do
-    "build-device/bench/bench_gemm_$c" --csv "$results/gemm_$c.csv"
-  done
-
-  step "training: $newest $*"
-  "build-device/chapters/train_$newest" --out-dir "$results/runs" "$@"
-fi
+while [ $# -gt 0 ]; do
+  part=$1
+  shift
+  chapters=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do chapters+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  case $part in
+    check)
+      step "tests"
+      "${meson_cmd[@]}" test -C "$build" --print-errorlogs --num-processes 1
+      cp "$build/meson-logs/testlog.txt" "$results/testlog.txt"
+      step "resource usage and SASS"
+      for c in $all_chapters; do
+        cuobjdump -res-usage "$build/bench/bench_gemm_$c" 2>&1 | grep -A1 "_gemm_kernel" \
+          >"$results/res_usage_$c.txt"
+        cuobjdump -sass "$build/bench/bench_gemm_$c" >"$results/sass_$c.txt"
+        echo "$c: $(grep -cE '\bHGMMA' "$results/sass_$c.txt") HGMMA, $(grep -cE '\bHMMA' "$results/sass_$c.txt") HMMA, $(grep -cE '\bLDSM' "$results/sass_$c.txt") LDSM, $(grep -cE '\bLDGSTS' "$results/sass_$c.txt") LDGSTS, $(grep -cE '\bUTMALDG' "$results/sass_$c.txt") UTMALDG, $(grep -cE '\bFFMA' "$results/sass_$c.txt") FFMA, $(grep -cE '\bLDS\.128' "$results/sass_$c.txt") LDS.128 in the whole binary"
+      done
+      ;;
+    sanitize)
+      step "compute-sanitizer"
+      tools/sanitize.sh "$build" "$results/sanitizer"
+      ;;
+    bench)
+      for c in "${chapters[@]}"; do
+        step "GEMM benchmark $c"
+        "$build/bench/bench_gemm_$c" --csv "$results/gemm_$c.csv"
+      done
+      ;;
+    squares)
+      for c in "${chapters[@]}"; do
+        for run in 1 2 3; do
+          for first in chapter cublas; do
+            step "squares $c, run $run, $first first"
+            flag=()
+            [ $first = cublas ] && flag=(--cublas-first)
+            "$build/bench/bench_gemm_$c" --only square "${flag[@]}" \
+              --csv "$results/squares_${c}_${run}_$first.csv"
+          done
+        done
+      done
+      ;;
+    train)
+      for c in "${chapters[@]}"; do
+        step "default model $c"
+        "$build/chapters/train_$c" --out-dir "$results/runs"
+      done
+      ;;
+    *) echo "error: unknown part '$part' (check, sanitize, bench, squares or train)"; exit 1 ;;
+  esac
+done
 
 tar -czf "$out/results.tar.gz" -C "$results" .
 step "done"

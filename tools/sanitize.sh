@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # compute-sanitizer on every chapter's GEMM test, its small shapes only: memcheck (out-of-bounds
-# and misaligned accesses, errors of CUDA calls) and racecheck (shared-memory races, e.g. a
-# missing barrier); then memcheck on a few training steps of every chapter's trainer, launched
-# the chapter's way (a CUDA graph from chapter 06 on), with the MNIST files in data/mnist.
+# and misaligned accesses, errors of CUDA calls), racecheck (shared-memory races, e.g. a missing
+# barrier), initcheck (reads of device memory nothing wrote) and synccheck (barriers some threads
+# of a block never reach); then memcheck on a few training steps of every chapter's trainer,
+# launched the chapter's way (a CUDA graph from chapter 06 on), with the MNIST files in data/mnist.
 # Needs a GPU and a build with the chapters in it.
 #   tools/sanitize.sh [BUILD_DIR] [LOG_DIR]     defaults: build, BUILD_DIR/sanitizer
 set -uo pipefail
@@ -30,7 +31,7 @@ sanitize() {
 for test in "$build"/tests/test_gemm_*; do
   [ -f "$test" ] && [ -x "$test" ] || continue  # skip Meson's object folders
   chapter=${test##*/test_gemm_}
-  for tool in memcheck racecheck; do
+  for tool in memcheck racecheck initcheck synccheck; do
     sanitize "$tool" "${tool}_$chapter" "$test" "$seed" small
   done
 done

@@ -7,14 +7,16 @@
 #include "cublas_gemm.cuh"
 #include "gemm_interface.cuh"
 
-namespace mnist {
+namespace mnist::cublas {
 
-// cuBLAS stores C; gemm() applies the epilogue in a second pass, as for chapters 01-05.
+// cuBLAS stores C; gemm() applies the epilogue in a second pass, and the trainer launches every
+// kernel from the host, as for chapters 01-05.
 constexpr bool kFusedEpilogue = false;
+constexpr bool kReplayStepAsGraph = false;
 
 // GemmProblem::workspace is left unused: cuBLAS manages its own.
-void launch_gemm(const GemmProblem& problem, cudaStream_t stream) {
-  cublas_gemm(problem, stream);
+inline void launch_gemm(const GemmProblem& problem, cudaStream_t stream) {
+  mnist::cublas_gemm(problem, stream);
 }
 
-}  // namespace mnist
+}  // namespace mnist::cublas

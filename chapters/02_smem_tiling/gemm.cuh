@@ -1,125 +1,159 @@
-// Chapter 02: shared-memory tiling. A block computes a 64 x 64 tile of C, each thread a 4 x 4
+// Chapter 02: shared-memory tiling. A block computes a 128 x 128 tile of C, each thread an 8 x 8
 // piece of it.
 //
 // In chapter 01 every thread read a whole row of op(A) and a whole column of op(B) by itself: 2
-// loads from memory (or cache) for every fused multiply-add. But the 16 threads that share a row of
-// C all need that same row of A, and the 16 that share a column all need the same column of B.
-// Here the block cooperates instead. It walks K in steps of kBlockTileK = 16, and at each step
-//   1. all 256 threads together copy a 64 x 16 tile of op(A) and a 16 x 64 tile of op(B) from
+// loads from memory (or cache) for every fused multiply-add. But the threads that share a row of C
+// all need that same row of A, and those that share a column the same column of B. Here the block
+// cooperates instead. It walks K in steps of kBlockTileK = 32, and at each step
+//   1. all 256 threads together copy a 128 x 32 tile of op(A) and a 32 x 128 tile of op(B) from
 //      global memory into shared memory (fast on-chip memory that every thread of the block sees),
-//      each element read from global memory once, by neighbouring threads at neighbouring
-//      addresses so that the loads coalesce;
-//   2. every thread multiplies out of shared memory: for each of the 16 values of k it reads 4
-//      values of A (a column of its 4 rows) and 4 of B (a row of its 4 columns) into registers and
-//      does 4 x 4 = 16 multiply-adds with them, its "outer product".
+//      each element read from global memory once, 16 bytes per thread per load, neighbouring
+//      threads at neighbouring addresses so that the loads coalesce (load_tile in smem_tile.cuh);
+//   2. every thread multiplies out of shared memory: for each k it takes the 8 values of A in its
+//      8 rows and the 8 values of B in its 8 columns into registers and does 8 x 8 = 64
+//      multiply-adds with them, an "outer product".
 // Reuse happens twice. Through shared memory, each element fetched from global memory serves the
-// 16 threads of a block row or column. Through registers, each value read from shared memory
-// serves 4 multiply-adds: 16 FMAs per 8 shared loads, against 1 FMA per 2 loads before. That ratio,
-// arithmetic per byte moved, is the arithmetic intensity; raising it is what every later chapter
-// keeps doing, with bigger tiles at every level.
+// 16 threads of a block row or column. Through registers, each value read from shared memory serves
+// 8 multiply-adds. That ratio, arithmetic per byte moved, is the arithmetic intensity; raising it
+// is what every later chapter keeps doing, with bigger tiles at every level.
 //
-// Why these sizes: a 64 x 64 block tile still gives a grid of many blocks for the MLP's small
-// products (batch 32, 10 outputs); 4 x 4 per thread makes 256 threads, 16 accumulators each, and
-// kBlockTileK = 16 keeps both tiles in 2 x 16 x 68 floats = 8.5 KB of shared memory. Elements
-// outside the matrices (the tiles at the right and bottom edges, or past the end of K) are loaded
-// as zeros, which add nothing to the sums, and the stores to C are guarded: any M, N, K works.
+//            block tile of C, 128 x 128             thread (ty, tx), ty, tx in 0..15, owns rows
+//   +----+----+----+ ... +----+                     (A K-major)  ty, ty + 16, ..., ty + 112
+//   |    |    |    |     |    |  16 x 16 threads,   (A MN-major) 8 ty, 8 ty + 1, ..., 8 ty + 7
+//   +----+----+----+ ... +----+  each 8 x 8 of C    and columns likewise with tx and B's layout
+//
+// Layouts as template parameters. The tiles stay in fp16, stored as the operands are in global
+// memory (smem_tile.cuh), and the layout of each operand is a template parameter, so that each of
+// the trainer's three products gets its own kernel with its own reading pattern. A thread reads
+// shared memory 16 bytes (8 halves) at a time, in either layout:
+//   K-major tile ([mn][k]):  one read gives 8 values of K of one of its rows (or columns), so it
+//                            owns rows 16 apart: the 16 threads of a half-warp then read 16
+//                            consecutive rows, 80 bytes apart, in distinct bank slots;
+//   MN-major tile ([k][mn]): one read gives 8 neighbouring rows (columns) at one k, so it owns 8
+//                            neighbouring ones: a half-warp reads 256 contiguous bytes.
+// Either way a thread reads 8 x 16 bytes of A and of B for 8 values of k, 8 x 64 multiply-adds,
+// and converts each half to float once per use: 16 conversions per 64 FMAs, the price of keeping
+// the tiles in the format that chapter 03's tensor cores read.
+//
+// Why these sizes: 8 x 8 per thread holds 64 accumulators and 2 x 8 x 16 bytes of operands in
+// registers, and 256 such threads make a 128 x 128 block tile; the two fp16 tiles then take 2 x 128
+// x 40 halves = 20 KB of shared memory. Elements outside the matrices (the tiles at the right and
+// bottom edges, or past the end of K) are loaded as zeros, which add nothing to the sums, and the
+// stores to C are guarded: any M, N, K works.
 #pragma once
 
+#include <cstdint>
+
+#include "02_smem_tiling/smem_tile.cuh"
 #include "gemm_interface.cuh"
 
-namespace mnist {
+namespace mnist::smem_tiling {
 
 // The kernels store C only: gemm() applies the epilogue (gemm_interface.cuh) in a second pass over
-// C. Chapter 06 moves it into the kernel.
+// C, and the trainer launches every kernel of a step from the host. Chapter 06 changes both.
 constexpr bool kFusedEpilogue = false;
+constexpr bool kReplayStepAsGraph = false;
 
-namespace {
+constexpr int kBlockTileM = 128;  // rows of C per block
+constexpr int kBlockTileN = 128;  // columns of C per block
+constexpr int kBlockTileK = 32;   // depth of the tiles staged through shared memory at a time
+constexpr int kThreadTile = 8;    // rows and columns of C per thread: one 16-byte read of halves
+constexpr int kThreadsM = kBlockTileM / kThreadTile;  // 16: thread / kThreadsN
+constexpr int kThreadsN = kBlockTileN / kThreadTile;  // 16: thread % kThreadsN
+constexpr int kThreads = kThreadsM * kThreadsN;       // 256 threads per block
+static_assert(kThreadTile == kVector && kBlockTileK % kVector == 0, "16-byte reads, see above");
 
-constexpr int kBlockTileM = 64;  // rows of C per block
-constexpr int kBlockTileN = 64;  // columns of C per block
-constexpr int kBlockTileK = 16;  // depth of the tiles staged through shared memory at a time
-constexpr int kThreadTileM = 4;  // rows of C per thread
-constexpr int kThreadTileN = 4;  // columns of C per thread
-constexpr int kThreadsM = kBlockTileM / kThreadTileM;  // 16: threadIdx.y
-constexpr int kThreadsN = kBlockTileN / kThreadTileN;  // 16: threadIdx.x
-constexpr int kThreads = kThreadsM * kThreadsN;        // 256 threads per block
+// Row (or column) i of a thread's 8 within the block tile; t is the thread's coordinate along M
+// (or N), 0..15. See the top of the file.
+template <bool kKMajor, int kThreadsAlong>
+__device__ __forceinline__ int owned(int t, int i) {
+  return kKMajor ? t + i * kThreadsAlong : t * kThreadTile + i;
+}
 
-// Shared tiles are stored k-major, tile[k][i] with i along M (for A) or N (for B), so that for
-// one k a thread finds its 4 values side by side. 4 floats of padding per row: when the loads walk
-// along k (see below) consecutive threads write tile[k][i], tile[k + 1][i], ..., and without
-// padding these are 64 floats apart, all in the same one of the 32 shared-memory banks, and the
-// writes would be served one after another (16-way bank conflict). A row of 68 floats shifts each
-// row by 4 banks, leaving at most 2-way conflicts, and keeps rows 16-byte aligned.
-constexpr int kPad = 4;
-
-// Copies the kBlockTileK x kTileMn tile of an operand starting at (k0, mn0) into tile[k][mn], as
-// floats, zero outside the matrix. An operand is stored either with k contiguous (A: N, B: T; the
-// matrix is mn_extent x k_extent) or with mn contiguous (A: T, B: N; it is k_extent x mn_extent).
-// Consecutive threads take consecutive elements along the contiguous dimension, so a warp's loads
-// fall on neighbouring addresses. Halves become floats once, here, not at every use.
-template <int kTileMn>
-__device__ __forceinline__ void load_tile(const __half* x, bool k_contiguous, int mn_extent,
-                                          int k_extent, int mn0, int k0, int thread,
-                                          float (&tile)[kBlockTileK][kTileMn + kPad]) {
-  for (int e = thread; e < kBlockTileK * kTileMn; e += kThreads) {
-    const int k = k_contiguous ? e % kBlockTileK : e / kTileMn;
-    const int mn = k_contiguous ? e / kBlockTileK : e % kTileMn;
-    const size_t gk = k0 + k, gmn = mn0 + mn;
-    float value = 0.0f;
-    if (gk < size_t(k_extent) && gmn < size_t(mn_extent)) {
-      value = __half2float(k_contiguous ? x[gmn * k_extent + gk] : x[gk * mn_extent + gmn]);
-    }
-    tile[k][mn] = value;
+// The thread's 8 x 8 halves of a tile for k in [k0, k0 + 8): piece[i] holds row (column) i's 8
+// values of k (K-major), or piece[kk] holds the 8 rows' values at k0 + kk (MN-major).
+template <class Tile, int kThreadsAlong>
+__device__ __forceinline__ void read_pieces(const __half* tile, int t, int k0, uint4 (&piece)[8]) {
+#pragma unroll
+  for (int r = 0; r < 8; ++r) {
+    const int offset = Tile::kKMajor ? owned<true, kThreadsAlong>(t, r) * Tile::kStride + k0
+                                     : (k0 + r) * Tile::kStride + owned<false, kThreadsAlong>(t, 0);
+    piece[r] = *reinterpret_cast<const uint4*>(tile + offset);
   }
 }
 
-__global__ void __launch_bounds__(kThreads) smem_tiling_gemm_kernel(GemmProblem p) {
-  __shared__ float a_tile[kBlockTileK][kBlockTileM + kPad];  // op(A) tile, transposed: [k][m]
-  __shared__ float b_tile[kBlockTileK][kBlockTileN + kPad];  // op(B) tile: [k][n]
+// Row (column) i's value at k0 + kk among read_pieces' halves, as a float. With the loops unrolled
+// every index is a constant, so this is one register and one conversion.
+template <bool kKMajor>
+__device__ __forceinline__ float value(const uint4 (&piece)[8], int i, int kk) {
+  const uint4& v = kKMajor ? piece[i] : piece[kk];
+  const int e = kKMajor ? kk : i;  // which of the 8 halves
+  const uint32_t word = e < 2 ? v.x : e < 4 ? v.y : e < 6 ? v.z : v.w;
+  return __half2float(__ushort_as_half(static_cast<unsigned short>(word >> (16 * (e % 2)))));
+}
 
-  const int thread = threadIdx.y * kThreadsN + threadIdx.x;
+template <Op kOpA, Op kOpB>
+__global__ void __launch_bounds__(kThreads)
+    smem_tiling_gemm_kernel(GemmProblem p, bool a_vectorized, bool b_vectorized) {
+  using ATile = SmemTile<kBlockTileM, kBlockTileK, kOpA == Op::N>;
+  using BTile = SmemTile<kBlockTileN, kBlockTileK, kOpB == Op::T>;
+  __shared__ alignas(16) __half a_tile[ATile::kElements];
+  __shared__ alignas(16) __half b_tile[BTile::kElements];
+
+  const int ty = threadIdx.x / kThreadsN, tx = threadIdx.x % kThreadsN;
   const int block_row = blockIdx.y * kBlockTileM, block_col = blockIdx.x * kBlockTileN;
-  const int thread_row = threadIdx.y * kThreadTileM, thread_col = threadIdx.x * kThreadTileN;
 
-  float acc[kThreadTileM][kThreadTileN] = {};
+  float acc[kThreadTile][kThreadTile] = {};
   for (int k0 = 0; k0 < p.k; k0 += kBlockTileK) {
-    load_tile<kBlockTileM>(p.a, p.op_a == Op::N, p.m, p.k, block_row, k0, thread, a_tile);
-    load_tile<kBlockTileN>(p.b, p.op_b == Op::T, p.n, p.k, block_col, k0, thread, b_tile);
+    load_tile<ATile, kThreads>(p.a, p.m, p.k, block_row, k0, a_vectorized, a_tile);
+    load_tile<BTile, kThreads>(p.b, p.n, p.k, block_col, k0, b_vectorized, b_tile);
     __syncthreads();  // the tiles are complete before anyone reads them
 
 #pragma unroll
-    for (int k = 0; k < kBlockTileK; ++k) {
-      float a[kThreadTileM], b[kThreadTileN];
+    for (int k = 0; k < kBlockTileK; k += kVector) {
+      uint4 a[8], b[8];
+      read_pieces<ATile, kThreadsM>(a_tile, ty, k, a);
+      read_pieces<BTile, kThreadsN>(b_tile, tx, k, b);
 #pragma unroll
-      for (int i = 0; i < kThreadTileM; ++i) a[i] = a_tile[k][thread_row + i];
+      for (int kk = 0; kk < kVector; ++kk) {
+        float a_k[kThreadTile], b_k[kThreadTile];
 #pragma unroll
-      for (int j = 0; j < kThreadTileN; ++j) b[j] = b_tile[k][thread_col + j];
+        for (int i = 0; i < kThreadTile; ++i) a_k[i] = value<ATile::kKMajor>(a, i, kk);
 #pragma unroll
-      for (int i = 0; i < kThreadTileM; ++i) {
+        for (int j = 0; j < kThreadTile; ++j) b_k[j] = value<BTile::kKMajor>(b, j, kk);
 #pragma unroll
-        for (int j = 0; j < kThreadTileN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        for (int i = 0; i < kThreadTile; ++i) {
+#pragma unroll
+          for (int j = 0; j < kThreadTile; ++j) acc[i][j] = fmaf(a_k[i], b_k[j], acc[i][j]);
+        }
       }
     }
     __syncthreads();  // everyone is done reading before the next step overwrites the tiles
   }
 
 #pragma unroll
-  for (int i = 0; i < kThreadTileM; ++i) {
-    const int row = block_row + thread_row + i;
+  for (int i = 0; i < kThreadTile; ++i) {
+    const int row = block_row + owned<ATile::kKMajor, kThreadsM>(ty, i);
 #pragma unroll
-    for (int j = 0; j < kThreadTileN; ++j) {
-      const int col = block_col + thread_col + j;
+    for (int j = 0; j < kThreadTile; ++j) {
+      const int col = block_col + owned<BTile::kKMajor, kThreadsN>(tx, j);
       if (row < p.m && col < p.n) p.c[static_cast<size_t>(row) * p.n + col] = acc[i][j];
     }
   }
 }
 
-}  // namespace
-
-void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
-  const dim3 block(kThreadsN, kThreadsM);
+template <Op kOpA, Op kOpB>
+void launch(const GemmProblem& p, cudaStream_t stream) {
   const dim3 grid((p.n + kBlockTileN - 1) / kBlockTileN, (p.m + kBlockTileM - 1) / kBlockTileM);
-  smem_tiling_gemm_kernel<<<grid, block, 0, stream>>>(p);
+  const bool a_vectorized = vectorizable(p.a, kOpA == Op::N ? p.k : p.m);
+  const bool b_vectorized = vectorizable(p.b, kOpB == Op::N ? p.n : p.k);
+  smem_tiling_gemm_kernel<kOpA, kOpB><<<grid, kThreads, 0, stream>>>(p, a_vectorized, b_vectorized);
 }
 
-}  // namespace mnist
+inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
+  with_operand_ops(p, [&](auto op_a, auto op_b) {
+    launch<decltype(op_a)::value, decltype(op_b)::value>(p, stream);
+  });
+}
+
+}  // namespace mnist::smem_tiling

@@ -25,285 +25,62 @@
 // the same, bit for bit, every time (the GEMM test checks it). Both ways cost one more launch:
 // the atomics need C zeroed first. The partial tiles are written and read once each, at L2
 // speed, and the extra traffic is splits x M x N x 8 bytes: 6.4 MB for 32 x 784 with 32 splits.
+// How many splits: choose_split in split_k.cuh.
 //
-// How many splits: choose_split() below. As many blocks as the GPU runs at once (the SMs times the
-// blocks of this kernel that fit on one SM, asked of the CUDA runtime) and no more, since a
-// second, partial wave of blocks would take as long as the first; but every split at least
-// kMinKTilesPerSplit K tiles long, so that its ring runs for more than a prologue, at most
-// kMaxSplits, and no more than the workspace holds. Products whose tiles already fill the GPU
-// keep one split, which writes C directly, with no second pass. Each split then gets
-// ceil(k_tiles / splits) tiles and splits is recomputed, so that no split is left empty. The
-// backward-weight products (K = batch = 32 = one K tile) cannot be split at all.
+// A second, smaller step serves the same M = 32 products: warps whose whole warp tile lies below
+// C skip their MMAs (warp_inside_c in the kernel; docs/05_split_k.md measures it on its own).
 //
-// One more change serves the same M = 32 products: warps whose whole warp tile lies below C skip
-// their MMAs (see warp_inside_c in the kernel).
-//
-// The rest is chapter 04's, unchanged:
-//
-// Asynchronous copies (`cp.async`) and a multi-stage shared-memory ring (chapter 04).
-//
-// Chapter 03's K loop was strictly serial: load a tile, barrier, multiply it, barrier, load the
-// next. While a tile travels from global memory (hundreds of cycles) the tensor cores wait, and
-// while they work nothing travels. Here the loads of the next kStages - 1 tiles are in flight
-// while the MMAs of the current one run. Shared memory holds a ring of kStages stages, each one
-// block tile of A and one of B; with kStages = 4, at K step t:
-//
-//              step t        step t+1      step t+2      step t+3      step t+4
-//   stage 0    mma t         load t+4 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~> mma t+4
-//   stage 1    ~~~~~~~~~~~>  mma t+1       load t+5 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~>
-//   stage 2    ~~~~~~~~~~~~~~~~~~~~~~~~~>  mma t+2       load t+6 ~~~~~~~~~~~~~~~~~~~~>
-//   stage 3    load t+3 ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~> mma t+3       load t+7 ~~~~~~>
-//
-// (t a multiple of 4; ~~> is a copy in flight). Each step starts the load of the tile kStages - 1
-// ahead into the stage the previous step computed on, then computes on a stage whose copy has
-// landed: a tile has kStages - 1 steps of MMAs to arrive in.
-//
-// Why cp.async. A plain copy is `ld.global` into registers, then `st.shared`: the store must wait
-// for the load, so the thread stalls for the whole memory latency, or else keeps every tile in
-// flight in registers. `cp.async` goes from global to shared memory without passing through
-// registers; the thread only issues it and carries on. `.cg` ("cache global") caches the data in
-// L2 only and bypasses L1: each element is read once per block, from shared memory afterwards, so
-// it would only evict useful lines from L1 (.cg requires 16-byte copies; .ca, through L1, allows 4
-// and 8). A copy is waited for in groups: `cp.async.commit_group` closes the group of this thread's
-// copies issued since the last commit, and `cp.async.wait_group N` waits until at most the N most
-// recently committed groups of this thread are still pending, i.e. all older ones have landed.
-// Both are per thread: a barrier afterwards makes everyone's copies visible to everyone.
-//
-// The tensor-core part is chapter 03's, unchanged:
-//
-// Chapter 02 did every multiply-add with an FFMA, one per thread per instruction. A tensor core
-// does a whole small matrix product per instruction: `mma.sync.aligned.m16n8k16` has the 32
-// threads of a warp multiply a 16 x 16 tile of A by a 16 x 8 tile of B (fp16 in, fp32 sums) and add
-// it to a 16 x 8 tile of C, 2048 multiply-adds at once. The work now splits into three levels of
-// tiles, named as in CUTLASS:
-//   block tile  128 x 128, stepping K by 32: staged through shared memory as in chapter 02, but
-//               kept as halves, copied 16 bytes (8 halves) per thread per load;
-//   warp tile    64 x  32: each of the 8 warps owns one, a 2 x 4 grid of warps;
-//   mma tile     16 x   8 x 16: the instruction's shape; a warp tile is 4 x 4 of them, so each
-//               warp keeps 16 accumulator tiles = 64 floats per thread in registers.
-// The instruction wants its operands in registers, spread over the warp in a fixed pattern, the
-// "fragment": thread `lane` holds elements of rows lane / 4 (+ 8) and columns 2 * (lane % 4) (+ 1,
-// + 8) (PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type"). `ldmatrix` loads
-// exactly that pattern from shared memory: each of 32 lanes names one 16-byte row of an 8 x 8
-// matrix, and every lane receives its two elements of each of the four matrices (.x4). With
-// `.trans` it delivers each 8 x 8 matrix transposed, which is how one kernel serves both layouts.
-//
-// Layouts. mma's ".row.col" means A is read as rows of K (op(A) row-major, M x K) and B as columns
-// of K, i.e. op(B)^T row-major, N x K. Shared memory keeps each tile exactly as it is stored in
-// global memory, so that the copy is a straight 16-byte memcpy, and ldmatrix does any transposing:
-//   A: N (M x K, k contiguous)  smem [m][k]  ldmatrix          (rows of A are rows of the tile)
-//   A: T (K x M, m contiguous)  smem [k][m]  ldmatrix.trans
-//   B: T (N x K, k contiguous)  smem [n][k]  ldmatrix          (forward: W as PyTorch stores it)
-//   B: N (K x N, n contiguous)  smem [k][n]  ldmatrix.trans    (backward data and weight)
-// The layout is a template parameter: the trainer's three products (and T x T) each get a kernel.
-//
-// Bank conflicts. Shared memory has 32 banks of 4 bytes; a request is served in one pass when its
-// addresses fall in distinct banks. ldmatrix reads an 8 x 8 matrix as 8 rows of 16 bytes, i.e. 8
-// groups of 4 banks, so it is conflict-free exactly when the 8 row addresses fall in 8 distinct
-// 16-byte slots of a 128-byte line. A row of 32 halves (64 bytes) or 128 halves (256 bytes) puts
-// rows 0, 2, 4, ... (or all 8) in the same slot. Padding every row by 8 halves (16 bytes) gives row
-// strides of 80 and 272 bytes, whose first 8 multiples are distinct modulo 128: no conflicts. We
-// pad rather than XOR-swizzle the column index: it costs 6-20% more shared memory but keeps every
-// address a plain row * stride + column, which is what a first reader should see. (The 16-byte
-// stores that fill the k-contiguous tiles can still meet 2-way conflicts; they are 1 in 8
-// accesses.)
-//
-// Edges. Elements outside the matrices are stored into shared memory as zeros, which add nothing,
-// and each accumulator is stored only where its row and column exist: any M, N, K works. The
-// 16-byte copies need the stored rows to be a multiple of 8 halves and the base 16-byte aligned;
-// launch_gemm checks both per operand. A piece wholly outside the matrix is a cp.async of 0 source
-// bytes, which writes 16 bytes of zeros. An operand that cannot take 16-byte copies is gathered
-// half by half with ordinary loads and stores into the same stage: slower, since those do wait,
-// but the barrier orders them exactly as it orders the asynchronous copies.
+// The rest is chapter 04's (docs/04_cp_async.md).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 
+#include "02_smem_tiling/smem_tile.cuh"
+#include "03_mma_sync/mma.cuh"
+#include "04_cp_async/cp_async.cuh"
+#include "05_split_k/split_k.cuh"
 #include "cuda_check.cuh"
 #include "gemm_interface.cuh"
+#include "occupancy.cuh"
 
-namespace mnist {
+namespace mnist::split_k {
+
+using namespace cp_async;
+using namespace mma_sync;
+using smem_tiling::SmemTile;
+using smem_tiling::vectorizable;
 
 // The kernels store C only: gemm() applies the epilogue (gemm_interface.cuh) in a second pass over
-// C. Chapter 06 moves it into the kernel.
+// C, and the trainer launches every kernel of a step from the host. Chapter 06 changes both.
 constexpr bool kFusedEpilogue = false;
-
-namespace {
+constexpr bool kReplayStepAsGraph = false;
 
 constexpr int kBlockTileM = 128;  // rows of C per block
 constexpr int kBlockTileN = 128;  // columns of C per block
 constexpr int kBlockTileK = 32;   // depth of the tiles staged through shared memory at a time
 constexpr int kWarpTileM = 64;    // rows of C per warp
 constexpr int kWarpTileN = 32;    // columns of C per warp
-constexpr int kMmaM = 16;         // the shape of one mma.sync.m16n8k16
-constexpr int kMmaN = 8;
-constexpr int kMmaK = 16;
 constexpr int kWarpsM = kBlockTileM / kWarpTileM;  // 2
 constexpr int kWarpsN = kBlockTileN / kWarpTileN;  // 4
 constexpr int kThreads = kWarpsM * kWarpsN * 32;   // 256 threads, 8 warps, per block
 constexpr int kMmaTilesM = kWarpTileM / kMmaM;     // 4 mma tiles down a warp tile
 constexpr int kMmaTilesN = kWarpTileN / kMmaN;     // 4 across
-constexpr int kVector = 8;                         // halves per 16-byte load
-constexpr int kPad = 8;                            // halves of padding per shared row, see above
 constexpr int kStages = 4;                         // block tiles in the shared-memory ring
-constexpr int kMinKTilesPerSplit = 4;              // K tiles each split walks at least
-constexpr int kMaxSplits = 32;                     // most ranges K is cut into
 
-// A block tile of one operand in shared memory, stored as the operand is in global memory: kTileMn
-// rows of kBlockTileK halves when k is contiguous (A: N, B: T), else kBlockTileK rows of kTileMn.
-template <int kTileMn, bool kKContiguous>
-struct SmemTile {
-  static constexpr int kRows = kKContiguous ? kTileMn : kBlockTileK;
-  static constexpr int kCols = kKContiguous ? kBlockTileK : kTileMn;
-  static constexpr int kStride = kCols + kPad;  // halves from one row to the next
-  static constexpr int kElements = kRows * kStride;
-  static constexpr int kVectors = kRows * kCols / kVector;  // 16-byte pieces to copy
-  static_assert(kCols % kVector == 0 && kVectors % kThreads == 0, "tile must split evenly");
-};
-
-// One stage of the ring: the A tile, then the B tile. Both sizes are multiples of 16 bytes, so
-// every tile, and every 16-byte piece of it, starts 16-byte aligned.
-template <bool kAKContiguous, bool kBKContiguous>
-struct Stage {
-  using A = SmemTile<kBlockTileM, kAKContiguous>;
-  using B = SmemTile<kBlockTileN, kBKContiguous>;
-  static constexpr int kElements = A::kElements + B::kElements;
-  static constexpr int kRingBytes = kStages * kElements * int(sizeof(__half));
-  static_assert(A::kElements % kVector == 0 && B::kElements % kVector == 0, "16-byte alignment");
-};
-
-// Starts copying 16 bytes from global to shared memory, without waiting and without registers.
-// Only the first src_bytes (16 or 0) are read; the rest of the 16 are filled with zeros.
-__device__ __forceinline__ void cp_async_16(__half* dst, const __half* src, int src_bytes) {
-  const auto shared = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
-  const auto global = __cvta_generic_to_global(src);
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared), "l"(global),
-               "r"(src_bytes)
-               : "memory");
-}
-
-// Closes this thread's group of the copies issued since the last commit.
-__device__ __forceinline__ void cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-// Waits until at most kPending of this thread's committed groups are still in flight.
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
-
-// Starts copying the block tile of an operand whose op(X) tile starts at (mn0, k0) into shared
-// memory, zeros outside the matrix. Stored, the operand is mn_extent x k_extent (k contiguous) or
-// k_extent x mn_extent (mn contiguous). Each thread moves 16-byte pieces; consecutive threads take
-// consecutive pieces of a row, so a warp's loads cover whole 32-byte memory sectors. `vectorized`
-// says the whole matrix allows 16-byte copies, which are asynchronous; otherwise each piece is
-// gathered half by half and stored at once.
-template <int kTileMn, bool kKContiguous>
-__device__ __forceinline__ void load_tile(const __half* x, int mn_extent, int k_extent, int mn0,
-                                          int k0, bool vectorized, __half* tile) {
-  using Tile = SmemTile<kTileMn, kKContiguous>;
-  const int rows = kKContiguous ? mn_extent : k_extent;  // the operand as stored
-  const int cols = kKContiguous ? k_extent : mn_extent;
-  const int row0 = kKContiguous ? mn0 : k0;
-  const int col0 = kKContiguous ? k0 : mn0;
-#pragma unroll
-  for (int i = 0; i < Tile::kVectors / kThreads; ++i) {
-    const int piece = threadIdx.x + i * kThreads;
-    const int r = piece / (Tile::kCols / kVector), c = piece % (Tile::kCols / kVector) * kVector;
-    const int row = row0 + r, col = col0 + c;
-    __half* dst = tile + r * Tile::kStride + c;
-    if (vectorized) {
-      // cols % 8 == 0 and col % 8 == 0: the piece is wholly inside or wholly outside. Outside, copy
-      // 0 bytes (16 zeros) from an address that is still valid: the matrix's first element.
-      const bool inside = row < rows && col < cols;
-      cp_async_16(dst, inside ? x + static_cast<size_t>(row) * cols + col : x, inside ? 16 : 0);
-    } else {
-      uint32_t words[kVector / 2] = {};  // element j goes to the low or high half of word j / 2
-      if (row < rows) {
-        const __half* src = x + static_cast<size_t>(row) * cols + col;
-#pragma unroll
-        for (int j = 0; j < kVector; ++j) {
-          if (col + j < cols) words[j / 2] |= uint32_t(__half_as_ushort(src[j])) << (16 * (j % 2));
-        }
-      }
-      *reinterpret_cast<uint4*>(dst) = make_uint4(words[0], words[1], words[2], words[3]);
-    }
-  }
-}
-
-// Four 8 x 8 matrices of halves from shared memory; lane l gives the address of row l % 8 of matrix
-// l / 8 and receives, in register q, row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 of matrix q
-// (with .trans: of matrix q transposed).
-template <bool kTranspose>
-__device__ __forceinline__ void ldmatrix_x4(const __half* row_address, uint32_t (&r)[4]) {
-  const auto address = static_cast<uint32_t>(__cvta_generic_to_shared(row_address));
-  if (kTranspose) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(address));
-  } else {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(address));
-  }
-}
-
-// The A fragment of the 16 x 16 piece of op(A) at (m, k) of the block tile. mma wants its four
-// registers to hold the 8 x 8 matrices (rows, cols of op(A)) at (0, 0), (8, 0), (0, 8), (8, 8).
-template <bool kKContiguous>
-__device__ __forceinline__ void load_a_fragment(const __half* tile, int m, int k, int lane,
-                                                uint32_t (&a)[4]) {
-  using Tile = SmemTile<kBlockTileM, kKContiguous>;
-  const int matrix = lane / 8, row = lane % 8;
-  const int mi = m + matrix % 2 * 8, ki = k + matrix / 2 * 8;  // this lane's matrix origin
-  if (kKContiguous) {
-    ldmatrix_x4<false>(tile + (mi + row) * Tile::kStride + ki, a);  // stored rows run along m
-  } else {
-    ldmatrix_x4<true>(tile + (ki + row) * Tile::kStride + mi, a);  // stored rows run along k
-  }
-}
-
-// The B fragments of two 16 x 8 pieces of op(B), at (k, n) and (k, n + 8). mma wants each piece as
-// two registers holding the 8 x 8 matrices (rows k, cols n) at (0, 0) and (8, 0); one ldmatrix.x4
-// fetches both pieces: matrices at (0, 0), (8, 0), (0, 8), (8, 8).
-template <bool kKContiguous>
-__device__ __forceinline__ void load_b_fragments(const __half* tile, int k, int n, int lane,
-                                                 uint32_t (&b0)[2], uint32_t (&b1)[2]) {
-  using Tile = SmemTile<kBlockTileN, kKContiguous>;
-  const int matrix = lane / 8, row = lane % 8;
-  const int ki = k + matrix % 2 * 8, ni = n + matrix / 2 * 8;  // this lane's matrix origin
-  uint32_t r[4];
-  if (kKContiguous) {
-    // Stored N x K: a stored row is a column of op(B), which is how .col wants it, no transpose.
-    ldmatrix_x4<false>(tile + (ni + row) * Tile::kStride + ki, r);
-  } else {
-    ldmatrix_x4<true>(tile + (ki + row) * Tile::kStride + ni, r);  // stored K x N: transpose
-  }
-  b0[0] = r[0], b0[1] = r[1], b1[0] = r[2], b1[1] = r[3];
-}
-
-// acc += a . b for one 16 x 8 x 16 tile. acc[0..1] are row lane / 4, acc[2..3] row lane / 4 + 8,
-// columns 2 (lane % 4) and 2 (lane % 4) + 1 of the 16 x 8 tile of C.
-__device__ __forceinline__ void mma_m16n8k16(float (&acc)[4], const uint32_t (&a)[4],
-                                             const uint32_t (&b)[2]) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
-      "{%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+template <Op kOpA, Op kOpB>
+using RingFor = Ring<SmemTile<kBlockTileM, kBlockTileK, kOpA == Op::N>,
+                     SmemTile<kBlockTileN, kBlockTileK, kOpB == Op::T>, kStages>;
 
 template <Op kOpA, Op kOpB>
 __global__ void __launch_bounds__(kThreads)
     split_k_gemm_kernel(GemmProblem p, bool a_vectorized, bool b_vectorized,
                         int k_tiles_per_split) {
-  constexpr bool kAKContiguous = kOpA == Op::N;
-  constexpr bool kBKContiguous = kOpB == Op::T;
-  using Ring = Stage<kAKContiguous, kBKContiguous>;
-  // kStages stages of Ring::kElements halves: more than the 48 KB a static array may take, so the
-  // size is given at launch (dynamic shared memory).
+  using ATile = typename RingFor<kOpA, kOpB>::A;
+  using BTile = typename RingFor<kOpA, kOpB>::B;
+  constexpr int kStageElements = RingFor<kOpA, kOpB>::kStageElements;
+  // kStages stages: more than the 48 KB a static array may take, so the size is given at launch
+  // (dynamic shared memory).
   extern __shared__ __align__(16) __half ring[];
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -321,11 +98,11 @@ __global__ void __launch_bounds__(kThreads)
   // ring.
   const auto load_stage = [&](int t) {
     if (t < k_tile_end) {
-      __half* stage = ring + t % kStages * Ring::kElements;
+      __half* stage = ring + t % kStages * kStageElements;
       const int k0 = t * kBlockTileK;
-      load_tile<kBlockTileM, kAKContiguous>(p.a, p.m, p.k, block_row, k0, a_vectorized, stage);
-      load_tile<kBlockTileN, kBKContiguous>(p.b, p.n, p.k, block_col, k0, b_vectorized,
-                                            stage + Ring::A::kElements);
+      load_tile_async<ATile, kThreads>(p.a, p.m, p.k, block_row, k0, a_vectorized, stage);
+      load_tile_async<BTile, kThreads>(p.b, p.n, p.k, block_col, k0, b_vectorized,
+                                       stage + ATile::kElements);
     }
     cp_async_commit();
   };
@@ -353,21 +130,19 @@ __global__ void __launch_bounds__(kThreads)
     load_stage(t + kStages - 1);  // in flight during this step's MMAs and the next kStages - 2
 
     if (!warp_inside_c) continue;
-    const __half* a_tile = ring + t % kStages * Ring::kElements;
-    const __half* b_tile = a_tile + Ring::A::kElements;
-
+    const __half* a_tile = ring + t % kStages * kStageElements;
+    const __half* b_tile = a_tile + ATile::kElements;
 #pragma unroll
     for (int k = 0; k < kBlockTileK; k += kMmaK) {
       uint32_t a[kMmaTilesM][4], b[kMmaTilesN][2];
 #pragma unroll
       for (int i = 0; i < kMmaTilesM; ++i) {
-        load_a_fragment<kAKContiguous>(a_tile, warp_row + i * kMmaM, k, lane, a[i]);
+        load_a_fragment<ATile>(a_tile, warp_row + i * kMmaM, k, lane, a[i]);
       }
 #pragma unroll
       for (int j = 0; j < kMmaTilesN; j += 2) {
-        load_b_fragments<kBKContiguous>(b_tile, k, warp_col + j * kMmaN, lane, b[j], b[j + 1]);
+        load_b_fragments<BTile>(b_tile, k, warp_col + j * kMmaN, lane, b[j], b[j + 1]);
       }
-      // 16 tensor-core instructions on 6 ldmatrix loads: each A fragment serves 4 mma, each B 4.
 #pragma unroll
       for (int i = 0; i < kMmaTilesM; ++i) {
 #pragma unroll
@@ -408,74 +183,30 @@ __global__ void sum_splits_kernel(const float* partials, int splits, size_t coun
   }
 }
 
-// How K is cut: `splits` ranges of k_tiles_per_split whole K tiles (the last may be shorter).
-struct Split {
-  int splits;
-  int k_tiles_per_split;
-};
-
-// The heuristic explained at the top of the file; resident_blocks is how many blocks of the
-// kernel the whole GPU runs at once.
-Split choose_split(const GemmProblem& p, int resident_blocks) {
-  const int k_tiles = (p.k + kBlockTileK - 1) / kBlockTileK;
-  const int tiles =
-      ((p.m + kBlockTileM - 1) / kBlockTileM) * ((p.n + kBlockTileN - 1) / kBlockTileN);
-  const size_t fit_in_workspace = p.workspace ? p.workspace_floats / (size_t(p.m) * p.n) : 0;
-  const int splits = static_cast<int>(
-      std::min<size_t>({size_t(resident_blocks / tiles), size_t(k_tiles / kMinKTilesPerSplit),
-                        size_t(kMaxSplits), fit_in_workspace}));
-  if (splits <= 1) return {1, k_tiles};
-  const int k_tiles_per_split = (k_tiles + splits - 1) / splits;
-  return {(k_tiles + k_tiles_per_split - 1) / k_tiles_per_split, k_tiles_per_split};
-}
-
-// 16-byte copies need every stored row to start 16-byte aligned: a row length that is a multiple of
-// 8 halves and a 16-byte aligned base.
-bool vectorizable(const __half* x, int row_length) {
-  return row_length % kVector == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
-}
-
 template <Op kOpA, Op kOpB>
 void launch(const GemmProblem& p, cudaStream_t stream) {
-  const dim3 block(kThreads);
   const bool a_vectorized = vectorizable(p.a, kOpA == Op::N ? p.k : p.m);
   const bool b_vectorized = vectorizable(p.b, kOpB == Op::N ? p.n : p.k);
-  // A kernel may use more than 48 KB of dynamic shared memory only after opting in, once; then
-  // we ask how many of its blocks the GPU runs at once (the trainer uses one GPU throughout).
-  constexpr int kSmemBytes = Stage<kOpA == Op::N, kOpB == Op::T>::kRingBytes;
-  static const int resident_blocks = [] {
-    const auto kernel = split_k_gemm_kernel<kOpA, kOpB>;
-    CUDA_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-    int device = 0, sms = 0, per_sm = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    CUDA_CHECK(
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, kSmemBytes));
-    return sms * per_sm;
-  }();
-  const Split split = choose_split(p, resident_blocks);
+  constexpr int kSmemBytes = RingFor<kOpA, kOpB>::kBytes;
+  static const int resident = resident_blocks(split_k_gemm_kernel<kOpA, kOpB>, kThreads, kSmemBytes);
+  const Split split = choose_split<kBlockTileM, kBlockTileN, kBlockTileK>(p, resident);
   const dim3 grid((p.n + kBlockTileN - 1) / kBlockTileN, (p.m + kBlockTileM - 1) / kBlockTileM,
                   split.splits);
-  split_k_gemm_kernel<kOpA, kOpB>
-      <<<grid, block, kSmemBytes, stream>>>(p, a_vectorized, b_vectorized, split.k_tiles_per_split);
+  split_k_gemm_kernel<kOpA, kOpB><<<grid, kThreads, kSmemBytes, stream>>>(
+      p, a_vectorized, b_vectorized, split.k_tiles_per_split);
   if (split.splits > 1) {
     CUDA_CHECK_LAUNCH();
     const size_t count = static_cast<size_t>(p.m) * p.n;
     const int sum_blocks =
-        static_cast<int>(std::min<size_t>((count + kThreads - 1) / kThreads, resident_blocks));
+        static_cast<int>(std::min<size_t>((count + kThreads - 1) / kThreads, resident));
     sum_splits_kernel<<<sum_blocks, kThreads, 0, stream>>>(p.workspace, split.splits, count, p.c);
   }
 }
 
-}  // namespace
-
-void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
-  if (p.op_a == Op::N) {
-    p.op_b == Op::T ? launch<Op::N, Op::T>(p, stream) : launch<Op::N, Op::N>(p, stream);
-  } else {
-    p.op_b == Op::T ? launch<Op::T, Op::T>(p, stream) : launch<Op::T, Op::N>(p, stream);
-  }
+inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
+  with_operand_ops(p, [&](auto op_a, auto op_b) {
+    launch<decltype(op_a)::value, decltype(op_b)::value>(p, stream);
+  });
 }
 
-}  // namespace mnist
+}  // namespace mnist::split_k

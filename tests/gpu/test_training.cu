@@ -84,7 +84,7 @@ void print_gaps(const char* label, const std::vector<float>& gpu,
 
 // The chapter's own way of launching a step (the trainer program's default).
 StepLaunch chapter_launch() {
-  return chapter_fuses_epilogue() ? StepLaunch::kGraph : StepLaunch::kHost;
+  return chapter_replays_step_as_graph() ? StepLaunch::kGraph : StepLaunch::kHost;
 }
 
 void test_loss_curve(const Dataset& data) {

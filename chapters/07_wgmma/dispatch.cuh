@@ -1,0 +1,27 @@
+// Which products chapter 07's kernel takes, the rule chapter 08 keeps: docs/07_wgmma.md explains
+// each condition. Every other product goes to chapter 06's kernel.
+#pragma once
+
+#include "06_fused_step/gemm.cuh"
+#include "07_wgmma/tma.cuh"
+#include "07_wgmma/wgmma.cuh"
+#include "gemm_interface.cuh"
+
+namespace mnist::wgmma {
+
+// K tiles a product needs: a ring of 4 stages should run beyond its prologue. Shorter products are
+// mostly their epilogue, which chapter 06's kernel, at two blocks per SM, spreads over more warps.
+constexpr int kMinKTiles = 4;
+
+// (1) the GPU is compute capability 9.0; (2) TMA can read both operands: 16-byte aligned, every
+// stored row a multiple of 8 halves, chapter 04's condition for 16-byte copies; (3) K is at least
+// kMinKTiles tiles; (4) chapter 06 would not split K: these kernels have no split-K.
+template <Op kOpA, Op kOpB, EpilogueKind kKind>
+bool wgmma_takes(const GemmProblem& p) {
+  return on_hopper() && p.k >= kMinKTiles * kTileK &&
+         smem_tiling::vectorizable(p.a, kOpA == Op::N ? p.k : p.m) &&
+         smem_tiling::vectorizable(p.b, kOpB == Op::N ? p.n : p.k) &&
+         fused_step::split_of<kOpA, kOpB, kKind>(p).splits == 1;
+}
+
+}  // namespace mnist::wgmma

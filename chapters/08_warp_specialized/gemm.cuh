@@ -1,0 +1,243 @@
+// Chapter 08: warp specialisation. Chapter 07's wgmma and TMA, with the copying and the
+// multiplying given to different warpgroups, and blocks that stay for many tiles.
+//
+// In chapter 07 every thread did both jobs: each K step all 256 threads waited for a copy, issued
+// their wgmmas, then met at __syncthreads so that thread 0 could refill the freed stage. The
+// barrier makes the two warpgroups wait for each other every 64 of K, and the next copy starts only
+// after the slowest one is done. Since one thread issues all the copies, the roles can separate:
+//
+//   producer: warpgroup 0 (thread 0 works)       consumers: warpgroups 1 and 2
+//   for K tile t of the block, s = t % 4:        for K tile t, s = t % 4:
+//     wait on empty[s]: stage s is free             wait on full[s]: stage s has landed
+//     arrive on full[s], expecting 48 KB            wgmmas on stage s, committed as one group
+//     TMA: A tile -> stage s, B tile -> stage s     wait_group 1: tile t-1's group is done, so
+//       (the copies count their bytes on full[s])     arrive on empty[(t-1) % 4]
+//
+// The producer and the consumers meet only at two mbarriers per stage, never at __syncthreads:
+//   full[s]:  a phase completes with 1 arrival (the producer's expect_tx) and 48 KB of TMA bytes
+//   empty[s]: a phase completes with 8 arrivals (lane 0 of every consumer warp)
+// Stage s is used for the k-th time by the block's K tile t = 4 k + s, counted through all the
+// tiles of the block, and that use is phase k of both its barriers. So the consumers wait on
+// full[s] with parity k & 1, and the producer, before its k-th fill, waits for the consumers'
+// (k-1)-th release, phase k - 1 of empty[s], parity (k & 1) ^ 1. For k = 0 there is nothing to
+// wait for, and none is needed: on a fresh barrier, whose phase 0 is still running, a wait for
+// parity 1 returns at once (the phase before phase 0 counts as complete).
+//
+// Registers (PTX ISA, "setmaxnreg"). The producer needs few registers and the consumers' 128
+// accumulators many. 384 threads at one block per SM may use 168 registers each (65536 / 384, down
+// to a multiple of 8), so the producer warpgroup gives registers back to the block's pool
+// (setmaxnreg.dec to 40) and the consumers take them (setmaxnreg.inc to 232): 128 x 40 +
+// 256 x 232 = 384 x 168.
+//
+// Schedule: persistent, grouped. The kernel launches one block per SM, and block b computes the
+// tiles b, b + grid, b + 2 grid, ... of C; its producer keeps loading the next tile while the
+// consumers finish the last one. The tiles are numbered in groups of 16 tile rows, column by
+// column within a group, so that the ~132 tiles computed at once share their operands in L2: at
+// 8192^3 they read 2048 rows of A and ~2100 columns of B, where row by row they would read ~530
+// rows of A and all 8192 columns of B.
+//
+// When: the products chapter 07's kernel takes (wgmma_takes in 07_wgmma/dispatch.cuh); the
+// others go to chapter 06's kernel. The rest is chapter 07's (wgmma.cuh, tma.cuh).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "06_fused_step/gemm.cuh"
+#include "07_wgmma/dispatch.cuh"
+#include "07_wgmma/tma.cuh"
+#include "07_wgmma/wgmma.cuh"
+#include "epilogue.cuh"
+#include "gemm_interface.cuh"
+#include "occupancy.cuh"
+
+namespace mnist::warp_specialized {
+
+using namespace wgmma;
+
+// The kernels apply the epilogue (gemm_interface.cuh) themselves, and the trainer replays each
+// step as a CUDA graph, as from chapter 06 on.
+constexpr bool kFusedEpilogue = true;
+constexpr bool kReplayStepAsGraph = true;
+
+constexpr int kBlockTileM = 128;  // rows of C per block tile: 64 per consumer warpgroup
+constexpr int kBlockTileN = kWgmmaN;                                 // 256 columns of C
+constexpr int kConsumers = kBlockTileM / kWgmmaM;                    // 2 consumer warpgroups
+constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;       // 384, the producer first
+constexpr int kConsumerWarps = kConsumers * kWarpgroupThreads / 32;  // 8 arrivals empty a stage
+constexpr int kStages = 4;  // K tiles in the shared-memory ring
+constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;  // 168 per thread at one block per SM
+constexpr int kProducerRegisters = 40;                      // per thread after setmaxnreg.dec
+constexpr int kConsumerRegisters = 232;                     // per thread after setmaxnreg.inc
+constexpr int kGroupTileRows = 16;  // tile rows per group of the tile order
+static_assert(kProducerRegisters * kWarpgroupThreads +
+                      kConsumerRegisters * kConsumers * kWarpgroupThreads <=
+                  kLaunchRegisters * kThreads,
+              "setmaxnreg can only hand out the registers the block was launched with");
+
+// The ring: kStages stages, each the A tile then the B tile, then the barriers: full[kStages],
+// empty[kStages].
+template <Op kOpA, Op kOpB>
+struct RingFor {
+  using A = SmemTile<kBlockTileM, kOpA == Op::N, kWgmmaK>;
+  using B = SmemTile<kBlockTileN, kOpB == Op::T, kWgmmaK>;
+  static constexpr int kStageBytes = A::kBytes + B::kBytes;  // 48 KB: also full[s]'s bytes
+  // One consumer's 64 rows of op(A): contiguous in both layouts (see chapter 07).
+  static constexpr int kWarpgroupRowsBytes = kWgmmaM * kTileK * int(sizeof(__half));
+  static constexpr int kSmemBytes =
+      kSwizzleAtomBytes + kStages * kStageBytes + 2 * kStages * int(sizeof(uint64_t));
+  static_assert(A::kBytes % kSwizzleAtomBytes == 0 && kStageBytes % kSwizzleAtomBytes == 0 &&
+                    kWarpgroupRowsBytes % kSwizzleAtomBytes == 0,
+                "every tile, and each consumer's rows, start on a swizzle atom");
+};
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+template <int kRegisters>
+__device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+
+template <int kRegisters>
+__device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
+}
+
+__device__ __forceinline__ int tile_count(const GemmProblem& p) {
+  return ((p.m + kBlockTileM - 1) / kBlockTileM) * ((p.n + kBlockTileN - 1) / kBlockTileN);
+}
+
+// The first row and column of C of tile `tile` in the grouped order: groups of kGroupTileRows
+// tile rows (the last group may have fewer), numbered column by column within a group.
+__device__ __forceinline__ void tile_origin(const GemmProblem& p, int tile, int& row0, int& col0) {
+  const int tiles_m = (p.m + kBlockTileM - 1) / kBlockTileM;
+  const int tiles_n = (p.n + kBlockTileN - 1) / kBlockTileN;
+  const int per_group = kGroupTileRows * tiles_n;
+  const int first_row = tile / per_group * kGroupTileRows;
+  const int group_rows = min(tiles_m - first_row, kGroupTileRows);
+  const int in_group = tile % per_group;
+  row0 = (first_row + in_group % group_rows) * kBlockTileM;
+  col0 = in_group / group_rows * kBlockTileN;
+}
+
+// The producer (one thread): fills the ring, stage after stage, with the K tiles of every tile
+// of this block, as fast as the consumers empty it.
+template <class Ring>
+__device__ __forceinline__ void produce(const CUtensorMap& map_a, const CUtensorMap& map_b,
+                                        const GemmProblem& p, uint32_t ring, uint32_t full,
+                                        uint32_t empty) {
+  const int k_tiles = (p.k + kTileK - 1) / kTileK;
+  int stage = 0;
+  uint32_t phase = 0;  // parity of the stage's current use, as at the top of the file
+  for (int tile = blockIdx.x; tile < tile_count(p); tile += gridDim.x) {
+    int row0, col0;
+    tile_origin(p, tile, row0, col0);
+    for (int t = 0; t < k_tiles; ++t) {
+      const uint32_t full_barrier = full + stage * sizeof(uint64_t);
+      mbarrier_wait(empty + stage * sizeof(uint64_t), phase ^ 1);  // the previous use is read
+      mbarrier_arrive_expect_tx(full_barrier, Ring::kStageBytes);
+      const uint32_t a = ring + stage * Ring::kStageBytes;
+      load_tile<typename Ring::A>(map_a, a, row0, t * kTileK, full_barrier);
+      load_tile<typename Ring::B>(map_b, a + Ring::A::kBytes, col0, t * kTileK, full_barrier);
+      if (++stage == kStages) stage = 0, phase ^= 1;
+    }
+  }
+}
+
+// A consumer warpgroup: rows [consumer * 64, consumer * 64 + 64) of every tile of this block.
+template <class Ring, EpilogueKind kKind>
+__device__ __forceinline__ void consume(int consumer, const GemmProblem& p, uint32_t ring,
+                                        uint32_t full, uint32_t empty) {
+  const int lane = threadIdx.x % 32;
+  const int k_tiles = (p.k + kTileK - 1) / kTileK;
+  const bool paired = columns_paired<kKind>(p);
+  float acc[kAccumulators] = {};  // never reaches a wgmma uninitialised
+  int stage = 0;
+  uint32_t phase = 0;
+  for (int tile = blockIdx.x; tile < tile_count(p); tile += gridDim.x) {
+    int row0, col0;
+    tile_origin(p, tile, row0, col0);
+    int previous = 0;  // the stage of the K tile before, still being read
+    for (int t = 0; t < k_tiles; ++t) {
+      mbarrier_wait(full + stage * sizeof(uint64_t), phase);  // its bytes have landed
+      const uint32_t a = ring + stage * Ring::kStageBytes;  // the stage: A tile, then B tile
+      multiply_k_tile<typename Ring::A, typename Ring::B>(
+          acc, a + consumer * Ring::kWarpgroupRowsBytes, a + Ring::A::kBytes, t > 0);
+      wgmma_wait<1>();  // K tile t - 1's wgmmas are done: its stage goes back to the producer
+      if (t > 0 && lane == 0) mbarrier_arrive(empty + previous * sizeof(uint64_t));
+      previous = stage;
+      if (++stage == kStages) stage = 0, phase ^= 1;
+    }
+    wgmma_wait<0>();
+    if (lane == 0) mbarrier_arrive(empty + previous * sizeof(uint64_t));
+    accumulators_settled(acc);
+    finish_accumulators<kKind>(p, acc, row0 + consumer * kWgmmaM, col0, paired);
+  }
+}
+
+#endif  // sm_90a
+
+// One block per SM, looping over tiles. p is __grid_constant__ because finish_element takes it by
+// reference: the kernel then reads it where it is, without a copy per thread.
+template <Op kOpA, Op kOpB, EpilogueKind kKind>
+__global__ void __launch_bounds__(kThreads, 1)
+    warp_specialized_gemm_kernel(const __grid_constant__ CUtensorMap map_a,
+                                 const __grid_constant__ CUtensorMap map_b,
+                                 const __grid_constant__ GemmProblem p) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using Ring = RingFor<kOpA, kOpB>;
+  extern __shared__ __align__(16) uint8_t smem[];
+  const uint32_t ring =
+      (shared_address(smem) + kSwizzleAtomBytes - 1) & ~uint32_t(kSwizzleAtomBytes - 1);
+  const uint32_t full = ring + kStages * Ring::kStageBytes;
+  const uint32_t empty = full + kStages * sizeof(uint64_t);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(full + s * sizeof(uint64_t), 1);  // the producer's arrive.expect_tx
+      mbarrier_init(empty + s * sizeof(uint64_t), kConsumerWarps);
+    }
+    fence_proxy_async();
+  }
+  __syncthreads();  // the barriers exist before anyone waits on them
+
+  // setmaxnreg is executed by all warps of a warpgroup alike, so the roles split by warpgroup.
+  const int warpgroup = threadIdx.x / kWarpgroupThreads;
+  if (warpgroup == 0) {
+    setmaxnreg_dec<kProducerRegisters>();
+    if (threadIdx.x == 0) produce<Ring>(map_a, map_b, p, ring, full, empty);
+  } else {
+    setmaxnreg_inc<kConsumerRegisters>();
+    consume<Ring, kKind>(warpgroup - 1, p, ring, full, empty);
+  }
+#else
+  __trap();  // built without sm_90a: see wgmma.cuh
+#endif
+}
+
+template <Op kOpA, Op kOpB, EpilogueKind kKind>
+void launch_warp_specialized(const GemmProblem& p, cudaStream_t stream) {
+  using Ring = RingFor<kOpA, kOpB>;
+  // The persistent grid: as many blocks as the GPU runs at once (one per SM).
+  const auto kernel = warp_specialized_gemm_kernel<kOpA, kOpB, kKind>;
+  static const int resident = resident_blocks(kernel, kThreads, Ring::kSmemBytes);
+  const TensorMaps<typename Ring::A, typename Ring::B> maps(p);
+  const int tiles =
+      ((p.m + kBlockTileM - 1) / kBlockTileM) * ((p.n + kBlockTileN - 1) / kBlockTileN);
+  kernel<<<std::min(tiles, resident), kThreads, Ring::kSmemBytes, stream>>>(maps.a, maps.b, p);
+}
+
+inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
+  with_epilogue_kind(p.epilogue.kind, [&](auto kind) {
+    with_operand_ops(p, [&](auto op_a, auto op_b) {
+      constexpr Op kOpA = decltype(op_a)::value, kOpB = decltype(op_b)::value;
+      constexpr EpilogueKind kKind = decltype(kind)::value;
+      if (wgmma_takes<kOpA, kOpB, kKind>(p)) {
+        launch_warp_specialized<kOpA, kOpB, kKind>(p, stream);
+      } else {
+        fused_step::launch<kOpA, kOpB, kKind>(p, stream);
+      }
+    });
+  });
+}
+
+}  // namespace mnist::warp_specialized
