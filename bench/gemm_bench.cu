@@ -177,9 +177,8 @@ int run(int argc, char** argv) {
   }
   const GpuInfo gpu = query_gpu();
   const std::string date = utc_date();
-  std::printf("GEMM benchmark, chapter %s vs cuBLAS (%s timed first) | %s | %s\n",
-              chapter_name(), cublas_first ? "cuBLAS" : "the chapter", describe(gpu).c_str(),
-              date.c_str());
+  std::printf("GEMM benchmark, chapter %s vs cuBLAS (%s timed first) | %s | %s\n", chapter_name(),
+              cublas_first ? "cuBLAS" : "the chapter", describe(gpu).c_str(), date.c_str());
   std::printf(
       "ms per product, launched one by one from the host (host) or replayed from a CUDA graph "
       "(graph);\nTFLOP/s from the graph times; %% of cuBLAS = cuBLAS time / chapter time\n");

@@ -1,6 +1,7 @@
 // Compiled once per chapter, with that chapter's folder on the include path: this is where the
 // chapter's kernel enters the build. CHAPTER_NAME (the folder) and CHAPTER_NAMESPACE (the
-// namespace its gemm.cuh defines launch_gemm, kFusedEpilogue and kReplayStepAsGraph in) come from Meson.
+// namespace its gemm.cuh defines launch_gemm, kFusedEpilogue and kReplayStepAsGraph in) come from
+// Meson.
 #include <stdexcept>
 #include <string>
 

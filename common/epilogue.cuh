@@ -60,7 +60,7 @@ __device__ __forceinline__ void finish_element(const GemmProblem& p, int row, in
   }
 }
 
-// Two neighbours in a row: the mma fragments of chapters 03-07 give each thread the columns
+// Two neighbours in a row: the mma fragments of chapters 03-08 give each thread the columns
 // (col, col + 1), col even, and a warp's 4 threads of a row 8 neighbouring columns. Stored one at a
 // time, 4-byte floats 8 bytes apart and 2-byte halves 4 bytes apart, a warp's store fills each
 // 32-byte memory sector half (floats) or a quarter (halves) and writes it 2 or 4 times; as pairs,

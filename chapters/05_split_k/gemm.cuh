@@ -188,7 +188,8 @@ void launch(const GemmProblem& p, cudaStream_t stream) {
   const bool a_vectorized = vectorizable(p.a, kOpA == Op::N ? p.k : p.m);
   const bool b_vectorized = vectorizable(p.b, kOpB == Op::N ? p.n : p.k);
   constexpr int kSmemBytes = RingFor<kOpA, kOpB>::kBytes;
-  static const int resident = resident_blocks(split_k_gemm_kernel<kOpA, kOpB>, kThreads, kSmemBytes);
+  static const int resident =
+      resident_blocks(split_k_gemm_kernel<kOpA, kOpB>, kThreads, kSmemBytes);
   const Split split = choose_split<kBlockTileM, kBlockTileN, kBlockTileK>(p, resident);
   const dim3 grid((p.n + kBlockTileN - 1) / kBlockTileN, (p.m + kBlockTileM - 1) / kBlockTileM,
                   split.splits);

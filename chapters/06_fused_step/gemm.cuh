@@ -71,8 +71,7 @@ using RingFor = Ring<SmemTile<kBlockTileM, kBlockTileK, kOpA == Op::N>,
 
 template <Op kOpA, Op kOpB, EpilogueKind kKind>
 __global__ void __launch_bounds__(kThreads)
-    fused_gemm_kernel(GemmProblem p, bool a_vectorized, bool b_vectorized,
-                        int k_tiles_per_split) {
+    fused_gemm_kernel(GemmProblem p, bool a_vectorized, bool b_vectorized, int k_tiles_per_split) {
   using ATile = typename RingFor<kOpA, kOpB>::A;
   using BTile = typename RingFor<kOpA, kOpB>::B;
   constexpr int kStageElements = RingFor<kOpA, kOpB>::kStageElements;

@@ -32,9 +32,9 @@
 // registers. What stays is that every thread both waits for copies and multiplies, and meets the
 // others at a barrier every K step: chapter 08 separates the two roles.
 //
-// When: wgmma_takes() in dispatch.cuh. This kernel takes a product where the GPU is an H100 (compute
-// capability 9.0), TMA can read both operands, K is at least 4 tiles of 64 and chapter 06 would
-// not split K (this kernel has no split-K). Every other product goes to chapter 06's kernel,
+// When: wgmma_takes() in dispatch.cuh. This kernel takes a product where the GPU is an H100
+// (compute capability 9.0), TMA can read both operands, K is at least 4 tiles of 64 and chapter 06
+// would not split K (this kernel has no split-K). Every other product goes to chapter 06's kernel,
 // included here, unchanged.
 //
 // Edges. TMA writes zeros where a box reaches past the matrix (any M, N, K: the box still counts
@@ -59,11 +59,11 @@ namespace mnist::wgmma {
 constexpr bool kFusedEpilogue = true;
 constexpr bool kReplayStepAsGraph = true;
 
-constexpr int kBlockTileM = 128;  // rows of C per block: 64 per warpgroup
-constexpr int kBlockTileN = kWgmmaN;                            // 256 columns of C per block
-constexpr int kWarpgroups = kBlockTileM / kWgmmaM;              // 2
-constexpr int kThreads = kWarpgroups * kWarpgroupThreads;       // 256
-constexpr int kStages = 4;  // K tiles in the shared-memory ring
+constexpr int kBlockTileM = 128;                           // rows of C per block: 64 per warpgroup
+constexpr int kBlockTileN = kWgmmaN;                       // 256 columns of C per block
+constexpr int kWarpgroups = kBlockTileM / kWgmmaM;         // 2
+constexpr int kThreads = kWarpgroups * kWarpgroupThreads;  // 256
+constexpr int kStages = 4;                                 // K tiles in the shared-memory ring
 
 // The ring: kStages stages, each the A tile then the B tile, then one barrier per stage.
 template <Op kOpA, Op kOpB>

@@ -66,7 +66,8 @@ struct SmemTile {
   static constexpr int kBytes = kBoxes * kBoxBytes;
   static constexpr uint32_t kLeadingBytes = kKMajor ? 16 : kBoxBytes;
   static constexpr uint32_t kStrideBytes = kSwizzleAtomBytes;
-  static constexpr uint32_t kKStepBytes = kKMajor ? kKStep * sizeof(__half) : kKStep * kSwizzleBytes;
+  static constexpr uint32_t kKStepBytes =
+      kKMajor ? kKStep * sizeof(__half) : kKStep * kSwizzleBytes;
   static_assert(kBoxInner * int(sizeof(__half)) <= kSwizzleBytes && kBoxOuter <= 256,
                 "TMA box limits (cuTensorMapEncodeTiled, 128-byte swizzle)");
   static_assert(kBoxBytes % kSwizzleAtomBytes == 0, "every box starts on a swizzle atom");

@@ -142,8 +142,8 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[kAccumulators], uint
 // (shared addresses): kTileK / 16 steps into the accumulators, committed as one group.
 // `accumulate` false: the first step overwrites the accumulators, no zeroing needed.
 template <class ATile, class BTile>
-__device__ __forceinline__ void multiply_k_tile(float (&acc)[kAccumulators], uint32_t a,
-                                                uint32_t b, bool accumulate) {
+__device__ __forceinline__ void multiply_k_tile(float (&acc)[kAccumulators], uint32_t a, uint32_t b,
+                                                bool accumulate) {
   wgmma_fence();
 #pragma unroll
   for (int k = 0; k < kTileK / kWgmmaK; ++k) {

@@ -60,16 +60,16 @@ using namespace wgmma;
 constexpr bool kFusedEpilogue = true;
 constexpr bool kReplayStepAsGraph = true;
 
-constexpr int kBlockTileM = 128;  // rows of C per block tile: 64 per consumer warpgroup
-constexpr int kBlockTileN = kWgmmaN;                                 // 256 columns of C
+constexpr int kBlockTileM = 128;      // rows of C per block tile: 64 per consumer warpgroup
+constexpr int kBlockTileN = kWgmmaN;  // 256 columns of C
 constexpr int kConsumers = kBlockTileM / kWgmmaM;                    // 2 consumer warpgroups
 constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;       // 384, the producer first
 constexpr int kConsumerWarps = kConsumers * kWarpgroupThreads / 32;  // 8 arrivals empty a stage
-constexpr int kStages = 4;  // K tiles in the shared-memory ring
+constexpr int kStages = 4;                                  // K tiles in the shared-memory ring
 constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;  // 168 per thread at one block per SM
 constexpr int kProducerRegisters = 40;                      // per thread after setmaxnreg.dec
 constexpr int kConsumerRegisters = 232;                     // per thread after setmaxnreg.inc
-constexpr int kGroupTileRows = 16;  // tile rows per group of the tile order
+constexpr int kGroupTileRows = 16;                          // tile rows per group of the tile order
 static_assert(kProducerRegisters * kWarpgroupThreads +
                       kConsumerRegisters * kConsumers * kWarpgroupThreads <=
                   kLaunchRegisters * kThreads,
@@ -160,7 +160,7 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, uint
     int previous = 0;  // the stage of the K tile before, still being read
     for (int t = 0; t < k_tiles; ++t) {
       mbarrier_wait(full + stage * sizeof(uint64_t), phase);  // its bytes have landed
-      const uint32_t a = ring + stage * Ring::kStageBytes;  // the stage: A tile, then B tile
+      const uint32_t a = ring + stage * Ring::kStageBytes;    // the stage: A tile, then B tile
       multiply_k_tile<typename Ring::A, typename Ring::B>(
           acc, a + consumer * Ring::kWarpgroupRowsBytes, a + Ring::A::kBytes, t > 0);
       wgmma_wait<1>();  // K tile t - 1's wgmmas are done: its stage goes back to the producer
