@@ -44,17 +44,16 @@ inline bool vectorizable(const __half* x, int row_length) {
   return row_length % kVector == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
 }
 
-// Copies the Tile of an operand whose op(X) tile starts at (mn0, k0) into shared memory, zeros
-// outside the matrix. Stored, the operand is mn_extent x k_extent (K-major) or k_extent x
-// mn_extent (MN-major). Each of the kThreads threads moves 16-byte pieces; consecutive threads
-// take consecutive pieces of a row, so a warp's loads cover whole 32-byte memory sectors.
-// `vectorized` (vectorizable() of the operand) says the whole matrix allows 16-byte loads;
-// otherwise each piece is gathered half by half, with the same result.
-template <class Tile, int kThreads>
-__device__ __forceinline__ void load_tile(const __half* x, int mn_extent, int k_extent, int mn0,
-                                          int k0, bool vectorized, __half* tile) {
+// Calls f(row, col, rows, cols, dst) for each of this thread's 16-byte pieces of the Tile of an
+// operand whose op(X) tile starts at (mn0, k0): the piece's first element (row, col) in the operand
+// as stored, rows x cols halves (mn_extent x k_extent K-major, k_extent x mn_extent MN-major), and
+// where it goes in the tile. Consecutive threads take consecutive pieces of a row, so a warp's
+// loads cover whole 32-byte memory sectors.
+template <class Tile, int kThreads, class F>
+__device__ __forceinline__ void for_each_piece(int mn_extent, int k_extent, int mn0, int k0,
+                                               __half* tile, F&& f) {
   static_assert(Tile::kVectors % kThreads == 0, "the tile splits evenly over the threads");
-  const int rows = Tile::kKMajor ? mn_extent : k_extent;  // the operand as stored
+  const int rows = Tile::kKMajor ? mn_extent : k_extent;
   const int cols = Tile::kKMajor ? k_extent : mn_extent;
   const int row0 = Tile::kKMajor ? mn0 : k0;
   const int col0 = Tile::kKMajor ? k0 : mn0;
@@ -62,24 +61,43 @@ __device__ __forceinline__ void load_tile(const __half* x, int mn_extent, int k_
   for (int i = 0; i < Tile::kVectors / kThreads; ++i) {
     const int piece = threadIdx.x + i * kThreads;
     const int r = piece / (Tile::kCols / kVector), c = piece % (Tile::kCols / kVector) * kVector;
-    const int row = row0 + r, col = col0 + c;
-    uint4 data = make_uint4(0, 0, 0, 0);
-    if (row < rows) {
-      const __half* src = x + static_cast<size_t>(row) * cols + col;
-      if (vectorized) {
-        // cols % 8 == 0 and col % 8 == 0: the piece is wholly inside or wholly outside.
-        if (col < cols) data = *reinterpret_cast<const uint4*>(src);
-      } else {
-        uint32_t words[kVector / 2] = {};  // element j goes to the low or high half of word j / 2
-#pragma unroll
-        for (int j = 0; j < kVector; ++j) {
-          if (col + j < cols) words[j / 2] |= uint32_t(__half_as_ushort(src[j])) << (16 * (j % 2));
-        }
-        data = make_uint4(words[0], words[1], words[2], words[3]);
-      }
-    }
-    *reinterpret_cast<uint4*>(tile + r * Tile::kStride + c) = data;
+    f(row0 + r, col0 + c, rows, cols, tile + r * Tile::kStride + c);
   }
+}
+
+// The 8 halves from (row, col) of a rows x cols matrix, zeros outside it, read half by half: for a
+// matrix whose rows do not allow 16-byte loads.
+__device__ __forceinline__ uint4 gather_piece(const __half* x, int row, int col, int rows,
+                                              int cols) {
+  uint32_t words[kVector / 2] = {};  // element j goes to the low or high half of word j / 2
+  if (row < rows) {
+    const __half* src = x + static_cast<size_t>(row) * cols + col;
+#pragma unroll
+    for (int j = 0; j < kVector; ++j) {
+      if (col + j < cols) words[j / 2] |= uint32_t(__half_as_ushort(src[j])) << (16 * (j % 2));
+    }
+  }
+  return make_uint4(words[0], words[1], words[2], words[3]);
+}
+
+// Copies the Tile of an operand whose op(X) tile starts at (mn0, k0) into shared memory, zeros
+// outside the matrix, 16 bytes per piece (for_each_piece). `vectorized` (vectorizable() of the
+// operand) says the whole matrix allows 16-byte loads; otherwise each piece is gathered half by
+// half, with the same result.
+template <class Tile, int kThreads>
+__device__ __forceinline__ void load_tile(const __half* x, int mn_extent, int k_extent, int mn0,
+                                          int k0, bool vectorized, __half* tile) {
+  for_each_piece<Tile, kThreads>(
+      mn_extent, k_extent, mn0, k0, tile, [&](int row, int col, int rows, int cols, __half* dst) {
+        uint4 data = make_uint4(0, 0, 0, 0);
+        if (!vectorized) {
+          data = gather_piece(x, row, col, rows, cols);
+        } else if (row < rows && col < cols) {
+          // cols % 8 == 0 and col % 8 == 0: the piece is wholly inside or wholly outside.
+          data = *reinterpret_cast<const uint4*>(x + static_cast<size_t>(row) * cols + col);
+        }
+        *reinterpret_cast<uint4*>(dst) = data;
+      });
 }
 
 }  // namespace mnist::smem_tiling

@@ -29,8 +29,6 @@
 
 namespace mnist::cp_async {
 
-using smem_tiling::kVector;
-
 // Starts copying 16 bytes from global to shared memory, without waiting and without registers.
 // Only the first src_bytes (16 or 0) are read; the rest of the 16 are filled with zeros. L2 fetches
 // the 128-byte line around src (see above).
@@ -62,34 +60,18 @@ __device__ __forceinline__ void cp_async_wait() {
 template <class Tile, int kThreads>
 __device__ __forceinline__ void load_tile_async(const __half* x, int mn_extent, int k_extent,
                                                 int mn0, int k0, bool vectorized, __half* tile) {
-  static_assert(Tile::kVectors % kThreads == 0, "the tile splits evenly over the threads");
-  const int rows = Tile::kKMajor ? mn_extent : k_extent;  // the operand as stored
-  const int cols = Tile::kKMajor ? k_extent : mn_extent;
-  const int row0 = Tile::kKMajor ? mn0 : k0;
-  const int col0 = Tile::kKMajor ? k0 : mn0;
-#pragma unroll
-  for (int i = 0; i < Tile::kVectors / kThreads; ++i) {
-    const int piece = threadIdx.x + i * kThreads;
-    const int r = piece / (Tile::kCols / kVector), c = piece % (Tile::kCols / kVector) * kVector;
-    const int row = row0 + r, col = col0 + c;
-    __half* dst = tile + r * Tile::kStride + c;
-    if (vectorized) {
-      // cols % 8 == 0 and col % 8 == 0: the piece is wholly inside or wholly outside. Outside, copy
-      // 0 bytes (16 zeros) from an address that is still valid: the matrix's first element.
-      const bool inside = row < rows && col < cols;
-      cp_async_16(dst, inside ? x + static_cast<size_t>(row) * cols + col : x, inside ? 16 : 0);
-    } else {
-      uint32_t words[kVector / 2] = {};  // element j goes to the low or high half of word j / 2
-      if (row < rows) {
-        const __half* src = x + static_cast<size_t>(row) * cols + col;
-#pragma unroll
-        for (int j = 0; j < kVector; ++j) {
-          if (col + j < cols) words[j / 2] |= uint32_t(__half_as_ushort(src[j])) << (16 * (j % 2));
+  smem_tiling::for_each_piece<Tile, kThreads>(
+      mn_extent, k_extent, mn0, k0, tile, [&](int row, int col, int rows, int cols, __half* dst) {
+        if (vectorized) {
+          // cols % 8 == 0 and col % 8 == 0: the piece is wholly inside or wholly outside. Outside,
+          // copy 0 bytes (16 zeros) from an address that is still valid: the matrix's first
+          // element.
+          const bool inside = row < rows && col < cols;
+          cp_async_16(dst, inside ? x + static_cast<size_t>(row) * cols + col : x, inside ? 16 : 0);
+        } else {
+          *reinterpret_cast<uint4*>(dst) = smem_tiling::gather_piece(x, row, col, rows, cols);
         }
-      }
-      *reinterpret_cast<uint4*>(dst) = make_uint4(words[0], words[1], words[2], words[3]);
-    }
-  }
+      });
 }
 
 // A ring of kStages stages in shared memory, each stage the A tile, then the B tile. SmemTile's

@@ -24,4 +24,22 @@ bool wgmma_takes(const GemmProblem& p) {
          fused_step::split_of<kOpA, kOpB, kKind>(p).splits == 1;
 }
 
+// launch_gemm of chapters 07 and 08: launch(op_a, op_b, kind), called with the problem's layouts
+// and epilogue kind as std::integral_constants, where wgmma_takes the product; chapter 06's kernel
+// everywhere else.
+template <class Launch>
+void launch_wgmma_or_fused_step(const GemmProblem& p, cudaStream_t stream, Launch&& launch) {
+  with_epilogue_kind(p.epilogue.kind, [&](auto kind) {
+    with_operand_ops(p, [&](auto op_a, auto op_b) {
+      constexpr Op kOpA = decltype(op_a)::value, kOpB = decltype(op_b)::value;
+      constexpr EpilogueKind kKind = decltype(kind)::value;
+      if (wgmma_takes<kOpA, kOpB, kKind>(p)) {
+        launch(op_a, op_b, kind);
+      } else {
+        fused_step::launch<kOpA, kOpB, kKind>(p, stream);
+      }
+    });
+  });
+}
+
 }  // namespace mnist::wgmma

@@ -65,23 +65,9 @@ constexpr int kWarpgroups = kBlockTileM / kWgmmaM;         // 2
 constexpr int kThreads = kWarpgroups * kWarpgroupThreads;  // 256
 constexpr int kStages = 4;                                 // K tiles in the shared-memory ring
 
-// The ring: kStages stages, each the A tile then the B tile, then one barrier per stage.
+// The ring (wgmma.cuh): kStages stages, then one barrier per stage, full[s].
 template <Op kOpA, Op kOpB>
-struct RingFor {
-  using A = SmemTile<kBlockTileM, kOpA == Op::N, kWgmmaK>;
-  using B = SmemTile<kBlockTileN, kOpB == Op::T, kWgmmaK>;
-  static constexpr int kStageBytes = A::kBytes + B::kBytes;  // 48 KB: also full[s]'s bytes
-  // One warpgroup's 64 rows of op(A): contiguous in both layouts (rows 0-63 of the K-major box,
-  // or the first box of the MN-major ones).
-  static constexpr int kWarpgroupRowsBytes = kWgmmaM * kTileK * int(sizeof(__half));
-  // Dynamic shared memory starts 16-byte aligned: kSwizzleAtomBytes more lets the ring start on a
-  // swizzle atom.
-  static constexpr int kSmemBytes =
-      kSwizzleAtomBytes + kStages * kStageBytes + kStages * int(sizeof(uint64_t));
-  static_assert(A::kBytes % kSwizzleAtomBytes == 0 && kStageBytes % kSwizzleAtomBytes == 0 &&
-                    kWarpgroupRowsBytes % kSwizzleAtomBytes == 0,
-                "every tile, and each warpgroup's rows, start on a swizzle atom");
-};
+using RingFor = Ring<kBlockTileM, kBlockTileN, kOpA, kOpB, kStages, 1>;
 
 // One block per tile of C. p is __grid_constant__ because finish_element takes it by reference:
 // the kernel then reads it where it is, without a copy per thread.
@@ -93,8 +79,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Ring = RingFor<kOpA, kOpB>;
   extern __shared__ __align__(16) uint8_t smem[];
-  const uint32_t ring =
-      (shared_address(smem) + kSwizzleAtomBytes - 1) & ~uint32_t(kSwizzleAtomBytes - 1);
+  const uint32_t ring = ring_start(smem);
   const uint32_t full = ring + kStages * Ring::kStageBytes;  // full[s] at full + 8 s
   const int warpgroup = threadIdx.x / kWarpgroupThreads;
   const int row0 = blockIdx.y * kBlockTileM, col0 = blockIdx.x * kBlockTileN;
@@ -148,16 +133,8 @@ void launch_wgmma(const GemmProblem& p, cudaStream_t stream) {
 }
 
 inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
-  with_epilogue_kind(p.epilogue.kind, [&](auto kind) {
-    with_operand_ops(p, [&](auto op_a, auto op_b) {
-      constexpr Op kOpA = decltype(op_a)::value, kOpB = decltype(op_b)::value;
-      constexpr EpilogueKind kKind = decltype(kind)::value;
-      if (wgmma_takes<kOpA, kOpB, kKind>(p)) {
-        launch_wgmma<kOpA, kOpB, kKind>(p, stream);
-      } else {
-        fused_step::launch<kOpA, kOpB, kKind>(p, stream);
-      }
-    });
+  launch_wgmma_or_fused_step(p, stream, [&](auto op_a, auto op_b, auto kind) {
+    launch_wgmma<decltype(op_a)::value, decltype(op_b)::value, decltype(kind)::value>(p, stream);
   });
 }
 

@@ -81,6 +81,13 @@ __device__ __forceinline__ uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
+// The shared address of a ring of swizzled boxes in dynamic shared memory `smem`: rounded up to a
+// swizzle atom, since dynamic shared memory starts only 16-byte aligned (Ring::kSmemBytes in
+// wgmma.cuh reserves the room).
+__device__ __forceinline__ uint32_t ring_start(const void* smem) {
+  return (shared_address(smem) + kSwizzleAtomBytes - 1) & ~uint32_t(kSwizzleAtomBytes - 1);
+}
+
 __device__ __forceinline__ void mbarrier_init(uint32_t barrier, int arrivals) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(barrier), "r"(arrivals)
                : "memory");

@@ -64,6 +64,25 @@ constexpr int kAccumulators = kWgmmaM * kWgmmaN / kWarpgroupThreads;  // 128 flo
 // 32, they and the 128 accumulators no longer fit in the registers).
 constexpr int kEpilogueGroup = 8;
 
+// The shared memory of a block of chapters 07 and 08: kStages stages, each the A tile (kTileM
+// rows of op(A)) then the B tile (kTileN columns of op(B)), kTileK deep, then kBarriersPerStage
+// mbarriers per stage.
+template <int kTileM, int kTileN, Op kOpA, Op kOpB, int kStages, int kBarriersPerStage>
+struct Ring {
+  using A = SmemTile<kTileM, kOpA == Op::N, kWgmmaK>;
+  using B = SmemTile<kTileN, kOpB == Op::T, kWgmmaK>;
+  static constexpr int kStageBytes = A::kBytes + B::kBytes;  // 48 KB: also full[s]'s bytes
+  // One warpgroup's 64 rows of op(A): contiguous in both layouts (rows 0-63 of the K-major box,
+  // or the first box of the MN-major ones).
+  static constexpr int kWarpgroupRowsBytes = kWgmmaM * kTileK * int(sizeof(__half));
+  // kSwizzleAtomBytes more than the stages and barriers take: room for ring_start's rounding.
+  static constexpr int kSmemBytes = kSwizzleAtomBytes + kStages * kStageBytes +
+                                    kBarriersPerStage * kStages * int(sizeof(uint64_t));
+  static_assert(A::kBytes % kSwizzleAtomBytes == 0 && kStageBytes % kSwizzleAtomBytes == 0 &&
+                    kWarpgroupRowsBytes % kSwizzleAtomBytes == 0,
+                "every tile, and each warpgroup's rows, start on a swizzle atom");
+};
+
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 // The descriptor of the Tile at shared `address` (see the top of the file): 128-byte swizzle,

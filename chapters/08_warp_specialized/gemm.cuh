@@ -75,21 +75,10 @@ static_assert(kProducerRegisters * kWarpgroupThreads +
                   kLaunchRegisters * kThreads,
               "setmaxnreg can only hand out the registers the block was launched with");
 
-// The ring: kStages stages, each the A tile then the B tile, then the barriers: full[kStages],
+// The ring (wgmma.cuh): kStages stages, then two barriers per stage, full[kStages] and
 // empty[kStages].
 template <Op kOpA, Op kOpB>
-struct RingFor {
-  using A = SmemTile<kBlockTileM, kOpA == Op::N, kWgmmaK>;
-  using B = SmemTile<kBlockTileN, kOpB == Op::T, kWgmmaK>;
-  static constexpr int kStageBytes = A::kBytes + B::kBytes;  // 48 KB: also full[s]'s bytes
-  // One consumer's 64 rows of op(A): contiguous in both layouts (see chapter 07).
-  static constexpr int kWarpgroupRowsBytes = kWgmmaM * kTileK * int(sizeof(__half));
-  static constexpr int kSmemBytes =
-      kSwizzleAtomBytes + kStages * kStageBytes + 2 * kStages * int(sizeof(uint64_t));
-  static_assert(A::kBytes % kSwizzleAtomBytes == 0 && kStageBytes % kSwizzleAtomBytes == 0 &&
-                    kWarpgroupRowsBytes % kSwizzleAtomBytes == 0,
-                "every tile, and each consumer's rows, start on a swizzle atom");
-};
+using RingFor = Ring<kBlockTileM, kBlockTileN, kOpA, kOpB, kStages, 2>;
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -187,8 +176,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Ring = RingFor<kOpA, kOpB>;
   extern __shared__ __align__(16) uint8_t smem[];
-  const uint32_t ring =
-      (shared_address(smem) + kSwizzleAtomBytes - 1) & ~uint32_t(kSwizzleAtomBytes - 1);
+  const uint32_t ring = ring_start(smem);
   const uint32_t full = ring + kStages * Ring::kStageBytes;
   const uint32_t empty = full + kStages * sizeof(uint64_t);
   if (threadIdx.x == 0) {
@@ -227,16 +215,9 @@ void launch_warp_specialized(const GemmProblem& p, cudaStream_t stream) {
 }
 
 inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
-  with_epilogue_kind(p.epilogue.kind, [&](auto kind) {
-    with_operand_ops(p, [&](auto op_a, auto op_b) {
-      constexpr Op kOpA = decltype(op_a)::value, kOpB = decltype(op_b)::value;
-      constexpr EpilogueKind kKind = decltype(kind)::value;
-      if (wgmma_takes<kOpA, kOpB, kKind>(p)) {
-        launch_warp_specialized<kOpA, kOpB, kKind>(p, stream);
-      } else {
-        fused_step::launch<kOpA, kOpB, kKind>(p, stream);
-      }
-    });
+  launch_wgmma_or_fused_step(p, stream, [&](auto op_a, auto op_b, auto kind) {
+    launch_warp_specialized<decltype(op_a)::value, decltype(op_b)::value, decltype(kind)::value>(
+        p, stream);
   });
 }
 
