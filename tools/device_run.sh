@@ -2,11 +2,13 @@
 # What a GPU session needs, on the device machine, in parts that each fit one call (10 minutes);
 # a part after the first reuses the build when the machine is still the same one.
 #   tools/device_run.sh OUT_DIR check                build, every test, resource usage and SASS
+#   tools/device_run.sh OUT_DIR tests SUITE...       `meson test --suite SUITE` for each suite
 #   tools/device_run.sh OUT_DIR sanitize             tools/sanitize.sh on every chapter
 #   tools/device_run.sh OUT_DIR bench CHAPTER...     the GEMM benchmark of each chapter
 #   tools/device_run.sh OUT_DIR squares CHAPTER...   the square cases only, in 3 processes with the
 #                                                    chapter first and 3 with cuBLAS first
 #   tools/device_run.sh OUT_DIR train CHAPTER...     the default model (5 epochs) of each chapter
+#   tools/device_run.sh OUT_DIR mutate [NAME...]     tools/mutate.sh: a test must fail for each bug
 # Several parts may follow each other: tools/device_run.sh OUT check -- bench 02_smem_tiling.
 # Expects MNIST as .device/mnist-gz/*.gz (carry that folder; the raw files are too big to carry).
 # Leaves OUT_DIR/log.txt (everything printed) and OUT_DIR/results.tar.gz (CSVs, logs, SASS).
@@ -57,6 +59,12 @@ while [ $# -gt 0 ]; do
         echo "$c: $(grep -cE '\bHGMMA' "$results/sass_$c.txt") HGMMA, $(grep -cE '\bHMMA' "$results/sass_$c.txt") HMMA, $(grep -cE '\bLDSM' "$results/sass_$c.txt") LDSM, $(grep -cE '\bLDGSTS' "$results/sass_$c.txt") LDGSTS, $(grep -cE '\bUTMALDG' "$results/sass_$c.txt") UTMALDG, $(grep -cE '\bFFMA' "$results/sass_$c.txt") FFMA, $(grep -cE '\bLDS\.128' "$results/sass_$c.txt") LDS.128 in the whole binary"
       done
       ;;
+    tests)
+      step "tests: ${chapters[*]}"
+      "${meson_cmd[@]}" test -C "$build" --print-errorlogs --num-processes 1 \
+        $(printf -- '--suite %s ' "${chapters[@]}")
+      cp "$build/meson-logs/testlog.txt" "$results/testlog_suites.txt"
+      ;;
     sanitize)
       step "compute-sanitizer"
       tools/sanitize.sh "$build" "$results/sanitizer"
@@ -80,13 +88,18 @@ while [ $# -gt 0 ]; do
         done
       done
       ;;
+    mutate)
+      step "mutants"
+      MUTATE_DIR="$results/mutate" tools/mutate.sh "${chapters[@]}"
+      rm -rf "$results/mutate/src" "$results/mutate/build"
+      ;;
     train)
       for c in "${chapters[@]}"; do
         step "default model $c"
         "$build/chapters/train_$c" --out-dir "$results/runs"
       done
       ;;
-    *) echo "error: unknown part '$part' (check, sanitize, bench, squares or train)"; exit 1 ;;
+    *) echo "error: unknown part '$part' (check, tests, sanitize, bench, squares, train or mutate)"; exit 1 ;;
   esac
 done
 
