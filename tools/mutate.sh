@@ -9,7 +9,10 @@ work=${MUTATE_DIR:-$(mktemp -d)}
 seed=7  # the tests' random inputs, fixed so that a report can be replayed
 mkdir -p "$work/src"
 (cd "$root" && git ls-files -z | xargs -0 tar -cf -) | tar -xf - -C "$work/src"
-meson setup "$work/build" "$work/src" >/dev/null || { echo "error: meson setup failed"; exit 1; }
+meson_cmd=(meson)
+command -v meson >/dev/null || meson_cmd=(python3 -m mesonbuild.mesonmain)
+"${meson_cmd[@]}" setup "$work/build" "$work/src" >"$work/setup.txt" 2>&1 ||
+  { echo "error: meson setup failed:"; tail -n 5 "$work/setup.txt"; exit 1; }
 trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; echo "${s%"${s##*[![:space:]]}"}"; }
 caught=0
 missed=0
