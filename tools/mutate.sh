@@ -8,7 +8,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=${MUTATE_DIR:-$(mktemp -d)}
 seed=7  # the tests' random inputs, fixed so that a report can be replayed
 mkdir -p "$work/src"
-(cd "$root" && git ls-files -z | xargs -0 tar -cf -) | tar -xf - -C "$work/src"
+tar -cf - -C "$root" --exclude='./build*' --exclude=./.git --exclude=./.device --exclude=./data/mnist \
+  --exclude=./data/fashion --exclude=./runs . | tar -xf - -C "$work/src"
 meson_cmd=(meson)
 command -v meson >/dev/null || meson_cmd=(python3 -m mesonbuild.mesonmain)
 "${meson_cmd[@]}" setup "$work/build" "$work/src" >"$work/setup.txt" 2>&1 ||
