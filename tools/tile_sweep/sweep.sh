@@ -32,7 +32,7 @@ build() {  # variant index, overrides
   nvcc -O3 -std=c++17 --expt-relaxed-constexpr -gencode="arch=compute_$arch,code=sm_$arch" \
     -Xptxas -v -I"$dir" -I"$root/chapters" -I"$root/common" -DCHAPTER_NAME="\"$chapter\"" \
     -DCHAPTER_NAMESPACE="${chapter:3}" \
-    "$root/common/chapter.cu" "$root/tools/tile_sweep/time_gemm.cu" -o "$dir/time_gemm" \
+    "$root/common/chapter.cu" "$root/common/epilogue.cu" "$root/tools/tile_sweep/time_gemm.cu" ${LIBS:-} -o "$dir/time_gemm" \
     >"$dir/ptxas.txt" 2>&1 || echo "build failed: $(grep -m1 error "$dir/ptxas.txt")" >"$dir/error"
 }
 
