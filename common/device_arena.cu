@@ -1,6 +1,5 @@
 #include "device_arena.cuh"
 
-#include <atomic>
 #include <stdexcept>
 
 #include "cuda_check.cuh"
@@ -9,20 +8,14 @@ namespace mnist {
 namespace {
 
 constexpr size_t kAlignment = 256;  // what cudaMalloc guarantees; enough for any vector access
-std::atomic<long> malloc_calls{0};
 
 }  // namespace
-
-long DeviceArena::cuda_malloc_calls() {
-  return malloc_calls.load();
-}
 
 void DeviceArena::reserve() {
   capacity_ = offset_;
   offset_ = 0;
   if (capacity_ == 0) return;
   CUDA_CHECK(cudaMalloc(&base_, capacity_));
-  ++malloc_calls;
 }
 
 void* DeviceArena::take_bytes(size_t bytes) {

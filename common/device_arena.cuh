@@ -1,6 +1,6 @@
 // All device memory of a trainer comes from one cudaMalloc made before training starts, so the
-// step loop never allocates. The arena counts its cudaMalloc calls process-wide, and the tests
-// check that the count does not move while steps run.
+// step loop never allocates. test_training counts every device allocation call of its process
+// (tests/gpu/device_memory_calls.hpp) and checks that none happens while steps run.
 #pragma once
 
 #include <cstddef>
@@ -28,8 +28,6 @@ class DeviceArena {
   }
 
   size_t bytes() const { return capacity_; }
-  // cudaMalloc calls made by all arenas of this process so far.
-  static long cuda_malloc_calls();
 
  private:
   void* take_bytes(size_t bytes);

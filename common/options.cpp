@@ -30,7 +30,7 @@ void print_usage(const char* program, const std::string& default_data_dir) {
       "  --hidden H       width of the three hidden layers (default %d)\n"
       "  --layers L       all widths instead, e.g. 784-512-256-10 (overrides --hidden)\n"
       "  --epochs N       passes over the 60000 training images (default %d)\n"
-      "  --batch B        samples per SGD step (default %d)\n"
+      "  --batch B        samples per SGD step, at most the training images (default %d)\n"
       "  --lr X           learning rate (default %g)\n"
       "  --seed S         seeds the weights and the batch order (default %llu)\n"
       "  --max-steps N    train (and time) only the first N steps of each epoch (default: all)\n"
@@ -158,6 +158,13 @@ bool parse_train_options(int argc, char** argv, const std::string& default_data_
   options.layers =
       parse_layer_sizes(layers.empty() ? "784-" + h + "-" + h + "-" + h + "-10" : layers);
   return true;
+}
+
+void check_batch_fits(int batch, int train_count) {
+  if (batch > train_count) {
+    throw std::invalid_argument("--batch " + std::to_string(batch) + " is larger than the " +
+                                std::to_string(train_count) + " training images");
+  }
 }
 
 }  // namespace mnist

@@ -39,4 +39,9 @@ LayerSizes parse_layer_sizes(const std::string& text);
 bool parse_train_options(int argc, char** argv, const std::string& default_data_dir,
                          TrainOptions& options);
 
+// Throws std::invalid_argument when --batch asks for more samples than the training split holds:
+// the trainer would otherwise run one short step per epoch instead of the batch asked for. Checked
+// once the data is loaded, since the split's size comes from its files.
+void check_batch_fits(int batch, int train_count);
+
 }  // namespace mnist

@@ -26,8 +26,11 @@ std::ofstream open_csv(const std::string& path, const char* header) {
 int run(int argc, char** argv) {
   TrainOptions options;
   if (!parse_train_options(argc, argv, MNIST_DATA_DIR, options)) return 0;
-  const GpuInfo gpu = query_gpu();
+  // The data before the GPU: bad data and a batch larger than the training split are reported
+  // as such on any machine, with or without a GPU.
   const Dataset data = load_dataset(options.data_dir);
+  check_batch_fits(options.batch, data.train.count);
+  const GpuInfo gpu = query_gpu();
   const bool graph =
       options.launch.empty() ? chapter_replays_step_as_graph() : options.launch == "graph";
   Trainer trainer(init_params(options.layers, options.seed), data, options.batch,

@@ -257,6 +257,22 @@ std::vector<float> Trainer::losses(int count) {
   return host;
 }
 
+ModelParams Trainer::parameters() {
+  ModelParams params;
+  params.sizes = sizes_;
+  for (const Layer& layer : layers_) {
+    params.weights.emplace_back(static_cast<size_t>(layer.in) * layer.out);
+    params.biases.emplace_back(layer.out);
+    CUDA_CHECK(cudaMemcpyAsync(params.weights.back().data(), layer.weights,
+                               params.weights.back().size() * sizeof(float), cudaMemcpyDeviceToHost,
+                               stream_));
+    CUDA_CHECK(cudaMemcpyAsync(params.biases.back().data(), layer.bias, layer.out * sizeof(float),
+                               cudaMemcpyDeviceToHost, stream_));
+  }
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return params;
+}
+
 Evaluation Trainer::evaluate() {
   CUDA_CHECK(cudaMemsetAsync(eval_loss_sum_, 0, sizeof(double), stream_));
   CUDA_CHECK(cudaMemsetAsync(eval_correct_, 0, sizeof(int), stream_));

@@ -38,6 +38,8 @@ class Trainer {
   void train(int steps, float learning_rate);
   // The losses of slots [0, count); waits for the GPU.
   std::vector<float> losses(int count);
+  // The fp32 master weights and biases as they are now, for tests; waits for the GPU.
+  ModelParams parameters();
   // Mean loss and accuracy on the test split; waits for the GPU.
   Evaluation evaluate();
 

@@ -28,6 +28,16 @@ bool rejected(std::vector<std::string> args, const std::string& expected_part) {
   return CHECK_MSG(error.find(expected_part) != std::string::npos, "got: '" + error + "'");
 }
 
+// check_batch_fits's message, or "" when the batch fits.
+std::string batch_error(int batch, int train_count) {
+  try {
+    check_batch_fits(batch, train_count);
+  } catch (const std::invalid_argument& error) {
+    return error.what();
+  }
+  return "";
+}
+
 }  // namespace
 
 int main() {
@@ -72,5 +82,13 @@ int main() {
   rejected({"--max-steps", "10x"}, "--max-steps expects an integer");
   rejected({"--max-steps", "2147483648"}, "--max-steps expects an integer");
   rejected({"--max-steps"}, "missing value: --max-steps");
+  // The split's size is known only once the data is loaded: check_batch_fits, after parsing.
+  CHECK(parse({"--batch", "65536"}, options).empty() && options.batch == 65536);
+  CHECK(batch_error(60000, 60000).empty());
+  CHECK(batch_error(1, 3).empty());
+  CHECK_MSG(batch_error(60001, 60000) == "--batch 60001 is larger than the 60000 training images",
+            batch_error(60001, 60000));
+  CHECK_MSG(batch_error(65536, 60000) == "--batch 65536 is larger than the 60000 training images",
+            batch_error(65536, 60000));
   return testing::finish("options");
 }

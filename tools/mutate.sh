@@ -41,7 +41,12 @@ PY
     echo "caught  $name: does not compile"
     caught=$((caught + 1))
   else
-    "$work/build/tests/$target" "$seed" small >"$work/$name.txt" 2>&1
+    case $target in
+      test_training_*) args=("$root/data/mnist") ;;  # trains on MNIST: tools/device_run.sh fetches it
+      test_mlp_kernels) args=("$seed") ;;
+      *) args=("$seed" small) ;;
+    esac
+    "$work/build/tests/$target" "${args[@]}" >"$work/$name.txt" 2>&1
     status=$?
     if [ $status -eq 77 ]; then
       echo "error: $target skipped (no GPU): mutants need one"
