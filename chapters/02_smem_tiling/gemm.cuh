@@ -25,21 +25,25 @@
 // Layouts as template parameters. The tiles stay in fp16, stored as the operands are in global
 // memory (smem_tile.cuh), and the layout of each operand is a template parameter, so that each of
 // the trainer's three products gets its own kernel with its own reading pattern. A thread reads
-// shared memory 16 bytes (8 halves) at a time, in either layout:
-//   K-major tile ([mn][k]):  one read gives 8 values of K of one of its rows (or columns), so it
-//                            owns rows 16 apart: the 16 threads of a half-warp then read 16
-//                            consecutive rows, 80 bytes apart, in distinct bank slots;
-//   MN-major tile ([k][mn]): one read gives 8 neighbouring rows (columns) at one k, so it owns 8
-//                            neighbouring ones: a half-warp reads 256 contiguous bytes.
-// Either way a thread reads 8 x 16 bytes of A and of B for 8 values of k, 8 x 64 multiply-adds,
+// its operands from shared memory kKPerRead = 4 values of K at a time, in either layout:
+//   K-major tile ([mn][k]):  one 8-byte read gives 4 values of K of one of its rows (or columns),
+//                            so it owns rows 16 apart: the 16 threads of a half-warp then read 16
+//                            consecutive rows, 80 bytes apart;
+//   MN-major tile ([k][mn]): one 16-byte read gives 8 neighbouring rows (columns) at one k, so it
+//                            owns 8 neighbouring ones: a half-warp reads 256 contiguous bytes.
+// Either way a thread reads 8 x 8 bytes of A and of B for 4 values of k, 4 x 64 multiply-adds,
 // and converts each half to float once per use: 16 conversions per 64 FMAs, the price of keeping
 // the tiles in the format that chapter 03's tensor cores read.
 //
-// Why these sizes: 8 x 8 per thread holds 64 accumulators and 2 x 8 x 16 bytes of operands in
-// registers, and 256 such threads make a 128 x 128 block tile; the two fp16 tiles then take 2 x 128
-// x 40 halves = 20 KB of shared memory. Elements outside the matrices (the tiles at the right and
-// bottom edges, or past the end of K) are loaded as zeros, which add nothing to the sums, and the
-// stores to C are guarded: any M, N, K works.
+// Why these sizes: 8 x 8 per thread holds 64 accumulators, and 256 such threads make a 128 x 128
+// block tile; the two fp16 tiles then take 2 x 128 x 40 halves = 20 KB of shared memory. Two
+// blocks share an SM, 16 warps, so that one block multiplies while the other waits at its barrier
+// for its tiles: that needs at most 128 registers per thread (65536 per SM), which is why a thread
+// holds only 4 values of K of its operands at a time (8 would take 64 registers, and the compiler
+// then needs about 170 in all) and why the loop over one block tile's K is not unrolled (unrolled,
+// the compiler hoists the next reads and needs more). Elements outside the matrices (the tiles at
+// the right and bottom edges, or past the end of K) are loaded as zeros, which add nothing to the
+// sums, and the stores to C are guarded: any M, N, K works.
 #pragma once
 
 #include <cstdint>
@@ -57,11 +61,14 @@ constexpr bool kReplayStepAsGraph = false;
 constexpr int kBlockTileM = 128;  // rows of C per block
 constexpr int kBlockTileN = 128;  // columns of C per block
 constexpr int kBlockTileK = 32;   // depth of the tiles staged through shared memory at a time
-constexpr int kThreadTile = 8;    // rows and columns of C per thread: one 16-byte read of halves
+constexpr int kThreadTile = 8;    // rows and columns of C per thread: one 16-byte MN-major read
+constexpr int kKPerRead = 4;      // values of K per K-major read (8 bytes) and per multiply step
 constexpr int kThreadsM = kBlockTileM / kThreadTile;  // 16: thread / kThreadsN
 constexpr int kThreadsN = kBlockTileN / kThreadTile;  // 16: thread % kThreadsN
 constexpr int kThreads = kThreadsM * kThreadsN;       // 256 threads per block
-static_assert(kThreadTile == kVector && kBlockTileK % kVector == 0, "16-byte reads, see above");
+constexpr int kBlocksPerSm = 2;                       // see "Why these sizes" above
+constexpr int kWords = kThreadTile * kKPerRead / 2;   // 32-bit words of an operand per step
+static_assert(kThreadTile == kVector && kBlockTileK % kKPerRead == 0, "see above");
 
 // Row (or column) i of a thread's 8 within the block tile; t is the thread's coordinate along M
 // (or N), 0..15. See the top of the file.
@@ -70,30 +77,37 @@ __device__ __forceinline__ int owned(int t, int i) {
   return kKMajor ? t + i * kThreadsAlong : t * kThreadTile + i;
 }
 
-// The thread's 8 x 8 halves of a tile for k in [k0, k0 + 8): piece[i] holds row (column) i's 8
-// values of k (K-major), or piece[kk] holds the 8 rows' values at k0 + kk (MN-major).
+// The thread's 8 x kKPerRead halves of a tile for k in [k0, k0 + kKPerRead), as 32-bit words
+// (two halves each): K-major, row (column) i's values of k from word i * kKPerRead / 2; MN-major,
+// the 8 rows' values at k0 + kk from word 4 kk.
 template <class Tile, int kThreadsAlong>
-__device__ __forceinline__ void read_pieces(const __half* tile, int t, int k0, uint4 (&piece)[8]) {
+__device__ __forceinline__ void read_operand(const __half* tile, int t, int k0,
+                                             uint32_t (&words)[kWords]) {
 #pragma unroll
-  for (int r = 0; r < 8; ++r) {
-    const int offset = Tile::kKMajor ? owned<true, kThreadsAlong>(t, r) * Tile::kStride + k0
-                                     : (k0 + r) * Tile::kStride + owned<false, kThreadsAlong>(t, 0);
-    piece[r] = *reinterpret_cast<const uint4*>(tile + offset);
+  for (int r = 0; r < (Tile::kKMajor ? kThreadTile : kKPerRead); ++r) {
+    if (Tile::kKMajor) {
+      const int offset = owned<true, kThreadsAlong>(t, r) * Tile::kStride + k0;
+      const uint2 v = *reinterpret_cast<const uint2*>(tile + offset);
+      words[2 * r] = v.x, words[2 * r + 1] = v.y;
+    } else {
+      const int offset = (k0 + r) * Tile::kStride + owned<false, kThreadsAlong>(t, 0);
+      const uint4 v = *reinterpret_cast<const uint4*>(tile + offset);
+      words[4 * r] = v.x, words[4 * r + 1] = v.y, words[4 * r + 2] = v.z, words[4 * r + 3] = v.w;
+    }
   }
 }
 
-// Row (column) i's value at k0 + kk among read_pieces' halves, as a float. With the loops unrolled
-// every index is a constant, so this is one register and one conversion.
+// Row (column) i's value at k0 + kk among read_operand's words, as a float. With the loops
+// unrolled every index is a constant, so this is one register and one conversion.
 template <bool kKMajor>
-__device__ __forceinline__ float value(const uint4 (&piece)[8], int i, int kk) {
-  const uint4& v = kKMajor ? piece[i] : piece[kk];
-  const int e = kKMajor ? kk : i;  // which of the 8 halves
-  const uint32_t word = e < 2 ? v.x : e < 4 ? v.y : e < 6 ? v.z : v.w;
-  return __half2float(__ushort_as_half(static_cast<unsigned short>(word >> (16 * (e % 2)))));
+__device__ __forceinline__ float value(const uint32_t (&words)[kWords], int i, int kk) {
+  const int e = kKMajor ? i * kKPerRead + kk : kk * kThreadTile + i;  // which half
+  return __half2float(
+      __ushort_as_half(static_cast<unsigned short>(words[e / 2] >> (16 * (e % 2)))));
 }
 
 template <Op kOpA, Op kOpB>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     smem_tiling_gemm_kernel(GemmProblem p, bool a_vectorized, bool b_vectorized) {
   using ATile = SmemTile<kBlockTileM, kBlockTileK, kOpA == Op::N>;
   using BTile = SmemTile<kBlockTileN, kBlockTileK, kOpB == Op::T>;
@@ -109,13 +123,13 @@ __global__ void __launch_bounds__(kThreads)
     load_tile<BTile, kThreads>(p.b, p.n, p.k, block_col, k0, b_vectorized, b_tile);
     __syncthreads();  // the tiles are complete before anyone reads them
 
+#pragma unroll 1  // see "Why these sizes" above
+    for (int k = 0; k < kBlockTileK; k += kKPerRead) {
+      uint32_t a[kWords], b[kWords];
+      read_operand<ATile, kThreadsM>(a_tile, ty, k, a);
+      read_operand<BTile, kThreadsN>(b_tile, tx, k, b);
 #pragma unroll
-    for (int k = 0; k < kBlockTileK; k += kVector) {
-      uint4 a[8], b[8];
-      read_pieces<ATile, kThreadsM>(a_tile, ty, k, a);
-      read_pieces<BTile, kThreadsN>(b_tile, tx, k, b);
-#pragma unroll
-      for (int kk = 0; kk < kVector; ++kk) {
+      for (int kk = 0; kk < kKPerRead; ++kk) {
         float a_k[kThreadTile], b_k[kThreadTile];
 #pragma unroll
         for (int i = 0; i < kThreadTile; ++i) a_k[i] = value<ATile::kKMajor>(a, i, kk);

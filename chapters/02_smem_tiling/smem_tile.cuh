@@ -9,12 +9,11 @@
 //                                            halves, k contiguous        halves, m or n contiguous
 //
 // Every row is padded by kPad halves (16 bytes). Readers fetch 16-byte pieces of 8 rows at a time
-// (chapter 02's 16-byte shared loads, chapter 03's ldmatrix), and a warp's request is served in one
-// pass only if those 8 pieces fall in 8 distinct 16-byte slots of a 128-byte line (shared memory:
-// 32 banks of 4 bytes). Unpadded rows of 32 halves (64 bytes) or 128 halves (256 bytes) put rows
-// 0, 2, 4, ... or all 8 in the same slot; padded, the strides are 80 and 272 bytes, whose first 8
-// multiples are distinct modulo 128. Padding keeps every address a plain row * stride + column;
-// chapter 07 swizzles instead.
+// (chapter 03's ldmatrix), and a warp's request is served in one pass only if those 8 pieces fall
+// in 8 distinct 16-byte slots of a 128-byte line (shared memory: 32 banks of 4 bytes). Unpadded
+// rows of 32 halves (64 bytes) or 128 halves (256 bytes) put rows 0, 2, 4, ... or all 8 in the same
+// slot; padded, the strides are 80 and 272 bytes, whose first 8 multiples are distinct modulo 128.
+// Padding keeps every address a plain row * stride + column; chapter 07 swizzles instead.
 #pragma once
 
 #include <cuda_fp16.h>
