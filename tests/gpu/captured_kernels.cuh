@@ -65,13 +65,14 @@ inline std::vector<std::string> kernel_names(cudaGraph_t graph) {
   return names;
 }
 
-// Records what launch() enqueues on `stream` as a graph (global capture mode), runs the graph once
-// on `stream` and waits for it; returns the names of its kernels. `stream` should be a blocking
-// stream (cudaStreamCreate) so that a launch on the legacy stream fails, see above. Throws
-// CudaError where the capture fails; the stream is out of capture mode again either way.
+// Records what launch() enqueues on `stream` as a graph, runs the graph once on `stream` and waits
+// for it; returns the names of its kernels. `stream` should be a blocking stream (cudaStreamCreate)
+// so that a launch on the legacy stream fails, see above. Throws CudaError where the capture
+// fails; the stream is out of capture mode again either way.
 template <class Launch>
-std::vector<std::string> run_captured(cudaStream_t stream, Launch&& launch) {
-  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+std::vector<std::string> run_captured(cudaStream_t stream, Launch&& launch,
+                                      cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal) {
+  CUDA_CHECK(cudaStreamBeginCapture(stream, mode));
   cudaGraph_t graph = nullptr;
   try {
     launch();
