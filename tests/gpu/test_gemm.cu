@@ -564,6 +564,8 @@ void check_dispatch(const std::string& what, const DispatchFacts& f,
 }
 
 void check_every_path_ran(const Launches& launches) {
+  std::printf("paths the products took:\n");
+  for (const Path& path : launches.seen) std::printf("  %s\n", testing::joined(path).c_str());
   for (const Path& path : every_path(launches.chapter, launches.device)) {
     CHECK_MSG(
         launches.seen.count(path) == 1,
