@@ -482,8 +482,8 @@ std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const Di
                                 const Device& device) {
   const SplitK split = split_k(f, device);
   if (chapter.wgmma_dispatch) {
-    // wgmma_takes(): on an H100, aligned operands and K >= 4 tiles of 64, whatever chapter 06
-    // would not split; chapter 06's kernels take everything else.
+    // wgmma_takes(): on an H100, with aligned operands and K >= 4 tiles of 64, every product
+    // that chapter 06 would not split; chapter 06's kernels take everything else.
     constexpr int kMinK = 4 * 64;
     const std::vector<Path> fallback = allowed_paths(testing::kChapter06, f, device);
     if (!(device.hopper && f.operands_aligned && f.shape.k >= kMinK)) return fallback;
@@ -516,7 +516,7 @@ std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const Di
 std::vector<Path> every_path(const testing::ChapterKernels& chapter, const Device& device) {
   if (chapter.wgmma_dispatch) {
     std::vector<Path> paths = every_path(testing::kChapter06, device);
-    // Elsewhere no product reaches the chapter's kernel, and the build targets sm_90a anyway.
+    // On another GPU no product reaches the chapter's kernel (and the build targets sm_90a).
     if (device.hopper) paths.push_back({chapter.kernel});
     return paths;
   }
