@@ -7,6 +7,9 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=${MUTATE_DIR:-$(mktemp -d)}
 seed=7  # the tests' random inputs, fixed so that a report can be replayed
+# A mutant that makes a kernel wait forever (a barrier that never completes) must not stall the
+# run: the test is stopped after as long as Meson gives the GEMM test, and counts as failing.
+test_timeout=300
 mkdir -p "$work/src"
 tar -cf - -C "$root" --exclude='./build*' --exclude=./.git --exclude=./.device --exclude=./data/mnist \
   --exclude=./data/fashion --exclude=./runs . | tar -xf - -C "$work/src"
@@ -46,9 +49,12 @@ PY
       test_mlp_kernels) args=("$seed") ;;
       *) args=("$seed" small) ;;
     esac
-    "$work/build/tests/$target" "${args[@]}" >"$work/$name.txt" 2>&1
+    timeout "$test_timeout" "$work/build/tests/$target" "${args[@]}" >"$work/$name.txt" 2>&1
     status=$?
-    if [ $status -eq 77 ]; then
+    if [ $status -eq 124 ]; then
+      echo "caught  $name: $target did not finish in ${test_timeout} s"
+      caught=$((caught + 1))
+    elif [ $status -eq 77 ]; then
       echo "error: $target skipped (no GPU): mutants need one"
       exit 1
     elif [ $status -eq 0 ]; then

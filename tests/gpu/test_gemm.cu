@@ -35,18 +35,29 @@
 // finish), and without a workspace, which must still be right. A chapter that fuses the epilogue
 // gets no c where the epilogue does not write one, as in the trainer. A few shapes run again from
 // buffers one element past an aligned start (check_misaligned), where no vector access may go.
+//
+// Every run is captured on a blocking stream and replayed as a CUDA graph (captured_kernels.cuh):
+// a launch on the legacy default stream fails, and the graph names the kernels the chapter chose.
+// Each product's kernels must be the ones the chapter claims for it (allowed_paths, from the table
+// in chapter_kernels.cuh), and every path the chapter has, its newest kernel first of all, must
+// have run by the end (check_every_path_ran). Last, long products with exact integer results look
+// for races in the rings of K tiles (check_ring_race).
 #include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "captured_kernels.cuh"
+#include "chapter_kernels.cuh"
 #include "check.hpp"
 #include "cuda_check.cuh"
 #include "gemm_interface.cuh"
@@ -395,6 +406,173 @@ void check_output(const std::string& what, int n, const std::vector<float>& got,
   CHECK_MSG(cmp.bad == 0, detail);
 }
 
+// Which kernels a chapter may run for a product, and which it must have run by the end. Each
+// product runs on a blocking stream under capture (captured_kernels.cuh), so that its kernels'
+// names are known and a launch on the legacy stream fails; the chapter's claims are
+// tests/gpu/chapter_kernels.cuh's table, read with the rules below.
+
+// The GEMM kernels one product ran (gemm()'s epilogue pass left out), sorted.
+using Path = std::vector<std::string>;
+
+Path path_of(std::vector<std::string> kernels) {
+  std::sort(kernels.begin(), kernels.end());
+  return kernels;
+}
+
+// What the dispatch rules read of the GPU.
+struct Device {
+  bool hopper = false;
+  int sms = 0;
+  int max_blocks_per_sm = 0;  // of 256 threads, the block size of chapters 05 and 06
+};
+
+Device query_device() {
+  constexpr int kSplitKernelThreads = 256;
+  int device = 0, sms = 0, threads_per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(
+      cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  return {testing::on_hopper(), sms, threads_per_sm / kSplitKernelThreads};
+}
+
+// What the dispatch rules read of a product.
+struct DispatchFacts {
+  Shape shape;
+  EpilogueKind kind;
+  size_t workspace_floats;  // GemmProblem's: 0 without a workspace
+  bool operands_aligned;    // both 16-byte aligned, every stored row whole 16-byte pieces
+};
+
+// chapters/02_smem_tiling's vectorizable(): what TMA and the 16-byte copies need.
+bool operand_aligned(const __half* x, int stored_row) {
+  return stored_row % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+}
+
+DispatchFacts facts_of(const GemmProblem& p) {
+  const bool aligned = operand_aligned(p.a, p.op_a == Op::N ? p.k : p.m) &&
+                       operand_aligned(p.b, p.op_b == Op::N ? p.n : p.k);
+  return {{p.m, p.n, p.k}, p.epilogue.kind, p.workspace ? p.workspace_floats : 0, aligned};
+}
+
+enum class SplitK { kNever, kMaybe, kAlways };
+
+// Whether chapter 05's choose_split (chapters/05_split_k/split_k.cuh), which chapters 06-08 ask
+// too, cuts K: into min(resident blocks / tiles of C, K tiles / 4, 32, partial matrices the
+// workspace holds) splits, where that is 2 or more. Its constants are restated here as the claim
+// under test. How many blocks are resident depends on the kernel's registers, so only bounds are
+// used: at least one block per SM (else the kernel could not run), at most what the threads of
+// an SM allow. Products between the bounds may go either way.
+SplitK split_k(const DispatchFacts& f, const Device& device) {
+  constexpr int kTileMn = 128, kTileK = 32;  // block tile of chapters 05 and 06
+  constexpr int kMinKTilesPerSplit = 4, kMinSplits = 2;
+  const long tiles =
+      long((f.shape.m + kTileMn - 1) / kTileMn) * ((f.shape.n + kTileMn - 1) / kTileMn);
+  const int k_tiles = (f.shape.k + kTileK - 1) / kTileK;
+  const bool room = double(kMinSplits) * f.shape.m * f.shape.n <= double(f.workspace_floats);
+  if (!room || k_tiles < kMinSplits * kMinKTilesPerSplit) return SplitK::kNever;
+  if (long(device.sms) * device.max_blocks_per_sm < kMinSplits * tiles) return SplitK::kNever;
+  if (device.sms >= kMinSplits * tiles) return SplitK::kAlways;
+  return SplitK::kMaybe;
+}
+
+// The paths `chapter` may take for the product: one where its rules decide, two where the GPU's
+// occupancy does.
+std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const DispatchFacts& f,
+                                const Device& device) {
+  const SplitK split = split_k(f, device);
+  if (chapter.wgmma_dispatch) {
+    // wgmma_takes(): on an H100, with aligned operands and K >= 4 tiles of 64, every product
+    // that chapter 06 would not split; chapter 06's kernels take everything else.
+    constexpr int kMinK = 4 * 64;
+    const std::vector<Path> fallback = allowed_paths(testing::kChapter06, f, device);
+    if (!(device.hopper && f.operands_aligned && f.shape.k >= kMinK)) return fallback;
+    const Path own = {chapter.kernel};
+    const Path split_path = path_of({testing::kChapter06.kernel, testing::kChapter06.sum_splits});
+    switch (split) {
+      case SplitK::kNever:
+        return {own};
+      case SplitK::kAlways:
+        return {split_path};
+      case SplitK::kMaybe:
+        return {own, split_path};
+    }
+  }
+  const Path whole = {chapter.kernel};
+  if (!chapter.sum_splits) return {whole};
+  const Path split_path = path_of({chapter.kernel, chapter.sum_splits});
+  switch (split) {
+    case SplitK::kNever:
+      return {whole};
+    case SplitK::kAlways:
+      return {split_path};
+    case SplitK::kMaybe:
+      return {whole, split_path};
+  }
+  return {};
+}
+
+// Every path `chapter` has: each must run at least once over the test.
+std::vector<Path> every_path(const testing::ChapterKernels& chapter, const Device& device) {
+  if (chapter.wgmma_dispatch) {
+    std::vector<Path> paths = every_path(testing::kChapter06, device);
+    // On another GPU no product reaches the chapter's kernel (and the build targets sm_90a).
+    if (device.hopper) paths.push_back({chapter.kernel});
+    return paths;
+  }
+  std::vector<Path> paths = {{chapter.kernel}};
+  if (chapter.sum_splits) paths.push_back(path_of({chapter.kernel, chapter.sum_splits}));
+  return paths;
+}
+
+std::string describe_paths(const std::vector<Path>& paths) {
+  std::string text;
+  for (const Path& path : paths) text += (text.empty() ? "" : " or ") + testing::joined(path);
+  return text;
+}
+
+// Where the products run, and what the dispatch checks have seen so far.
+struct Launches {
+  cudaStream_t stream = nullptr;  // blocking: see captured_kernels.cuh
+  Device device;
+  const testing::ChapterKernels& chapter;
+  std::set<Path> seen;  // every path some product took
+};
+
+// `kernels`: what one run of the product launched. Non-fusing chapters add gemm()'s epilogue
+// pass for every epilogue but the plain store; the GEMM kernels must be one of allowed_paths.
+void check_dispatch(const std::string& what, const DispatchFacts& f,
+                    const std::vector<std::string>& kernels, Launches& launches) {
+  const bool pass_expected = !chapter_fuses_epilogue() && f.kind != EpilogueKind::kStore;
+  Path gemm_kernels;
+  int passes = 0;
+  for (const std::string& kernel : kernels) {
+    if (kernel == testing::kEpiloguePass) {
+      ++passes;
+    } else {
+      gemm_kernels.push_back(kernel);
+    }
+  }
+  const std::vector<Path> allowed = allowed_paths(launches.chapter, f, launches.device);
+  const bool path_allowed =
+      std::find(allowed.begin(), allowed.end(), gemm_kernels) != allowed.end();
+  CHECK_MSG(path_allowed && passes == (pass_expected ? 1 : 0),
+            format("%s: ran %s; expected %s%s", what.c_str(), testing::joined(kernels).c_str(),
+                   describe_paths(allowed).c_str(),
+                   pass_expected ? ", then the epilogue pass" : ", with no epilogue pass"));
+  launches.seen.insert(gemm_kernels);
+}
+
+void check_every_path_ran(const Launches& launches) {
+  std::printf("paths the products took:\n");
+  for (const Path& path : launches.seen) std::printf("  %s\n", testing::joined(path).c_str());
+  for (const Path& path : every_path(launches.chapter, launches.device)) {
+    CHECK_MSG(
+        launches.seen.count(path) == 1,
+        format("%s: some product ran %s", launches.chapter.chapter, testing::joined(path).c_str()));
+  }
+}
+
 // What one run left in its outputs, in the order of the Expected list.
 using Outputs = std::vector<std::vector<float>>;
 
@@ -424,7 +602,7 @@ void check_three_runs(const std::string& what, int n, const std::vector<Expected
 // `product` through the epilogue `kind`, with random inputs for it; `offset`: of every buffer the
 // epilogue touches, the workspace included (the product's operands take theirs from Product).
 void check_epilogue(const Product& product, EpilogueKind kind, float* workspace, SplitMix64& rng,
-                    size_t offset = 0) {
+                    Launches& launches, size_t offset = 0) {
   const Shape& s = product.shape;
   const EpilogueInputs inputs(s, rng);
   EpilogueBuffers buffers(s, inputs, offset);
@@ -432,15 +610,31 @@ void check_epilogue(const Product& product, EpilogueKind kind, float* workspace,
   const GemmProblem problem_with_workspace =
       problem_for(s, product.named.ops, product.a.ptr, product.b.ptr,
                   needs_c(kind) ? buffers.c.ptr : nullptr, workspace, epilogue_for(kind, buffers));
+  const auto with_scratch = [&](float* scratch) {
+    GemmProblem problem = problem_with_workspace;
+    problem.workspace = scratch;
+    problem.workspace_floats = scratch ? kGemmWorkspaceFloats - offset : 0;
+    return problem;
+  };
+  const std::string what = product.describe(kind) + (offset ? ", epilogue buffers misaligned" : "");
+  // The chapters set a kernel up the first time they launch it, in static initialisers
+  // (cudaFuncSetAttribute, occupancy queries, the TMA encoder's address), and CUDA loads a kernel's
+  // module lazily: a first launch here, outside the capture, does both, since global capture
+  // mode may refuse such calls (the trainer records its steps in relaxed mode for this reason).
+  // Its outputs are overwritten: every run below poisons them first.
+  for (float* scratch : {workspace, static_cast<float*>(nullptr)}) {
+    gemm(with_scratch(scratch), launches.stream);
+  }
+  CUDA_CHECK(cudaStreamSynchronize(launches.stream));
   const auto run = [&](float* scratch) {
     buffers.master.upload(inputs.master);  // kSgd updates it in place
     buffers.c.poison();
     buffers.out.poison();
-    GemmProblem problem = problem_with_workspace;
-    problem.workspace = scratch;
-    problem.workspace_floats = scratch ? kGemmWorkspaceFloats - offset : 0;
-    gemm(problem, nullptr);
-    CUDA_CHECK(cudaDeviceSynchronize());
+    const GemmProblem problem = with_scratch(scratch);
+    const std::vector<std::string> kernels =
+        testing::run_captured(launches.stream, [&] { gemm(problem, launches.stream); });
+    check_dispatch(what + (scratch ? "" : " without workspace"), facts_of(problem), kernels,
+                   launches);
     switch (kind) {
       case EpilogueKind::kStore:
       case EpilogueKind::kBias:
@@ -451,8 +645,11 @@ void check_epilogue(const Product& product, EpilogueKind kind, float* workspace,
         return Outputs{buffers.out.download()};
     }
   };
-  const std::string what = product.describe(kind) + (offset ? ", epilogue buffers misaligned" : "");
-  check_three_runs(what, s.n, expected_outputs(kind, product, inputs), workspace, run);
+  try {
+    check_three_runs(what, s.n, expected_outputs(kind, product, inputs), workspace, run);
+  } catch (const CudaError& error) {  // a failed capture, e.g. a launch on the legacy stream
+    CHECK_MSG(false, what + ": " + error.what());
+  }
 }
 
 // Even N lets the kernels store a thread's two neighbouring columns as one access, and K and N
@@ -470,14 +667,76 @@ struct Misaligned {
 const Misaligned kMisaligned[] = {
     {{40, 66, 1024}, 1, 1}, {{130, 264, 72}, 1, 1}, {{1032, 2056, 264}, 0, 1}};
 
-void check_misaligned(float* workspace, SplitMix64& rng) {
+void check_misaligned(float* workspace, SplitMix64& rng, Launches& launches) {
   for (const Misaligned& m : kMisaligned) {
     for (const NamedOps& named : kProducts) {
       const Product product(m.shape, named, rng, m.operand_offset);
       for (EpilogueKind kind : named.epilogues) {
-        check_epilogue(product, kind, workspace, rng, m.buffer_offset);
+        check_epilogue(product, kind, workspace, rng, launches, m.buffer_offset);
       }
     }
+  }
+}
+
+// A ring stage refilled while another warpgroup still multiplies it: chapter 07 without its
+// barrier before the refill (07_no_barrier_before_refill in tools/mutants.txt) passed every check
+// above on an H100. Where those shapes reach wgmma, K is 264: 5 K tiles of 64, so each block
+// refills a stage that was just read once, and waits on memory while doing it. Here 128 blocks of
+// 128 x 256 (chapter 07's tile; about one per SM) walk 64 K tiles each, 60 refills after a read,
+// from operands that fit in L2 (2 x 16 MiB), so that the tensor cores rather than the copies set
+// the pace and the two warpgroups can drift apart. The arithmetic is exact, so that one wrong
+// element shows: op(A)[m][k] = 1 + k / 64 (the number of k's K tile, from 1), op(B) = 1, so every
+// element of C is 64 (1 + 2 + ... + 64) = 133120, every partial sum an integer below 2^24, the
+// same in any order of addition, in every chapter. A stage read after its refill holds K tile
+// t + 4 instead of t, larger values of A: the errors all have one sign and cannot cancel.
+// Not yet confirmed on a GPU that this catches the mutant (tools/mutate.sh
+// 07_no_barrier_before_refill), nor how often. Without workspace, so that no chapter splits K and
+// chapters 07 and 08 run their own kernels.
+constexpr Shape kRingRaceShape = {2048, 2048, 4096};
+constexpr int kRingRaceTileK = 64;  // chapter 07's K tile
+constexpr int kRingRaceRuns = 5;    // per product
+
+void check_ring_race(Launches& launches) {
+  const Shape& s = kRingRaceShape;
+  const int k_tiles = s.k / kRingRaceTileK;
+  const float exact = float(kRingRaceTileK) * k_tiles * (k_tiles + 1) / 2;
+  for (const NamedOps& named : kProducts) {
+    DeviceBuffer<__half> a(size_t(s.m) * s.k), b(size_t(s.k) * s.n);
+    DeviceBuffer<float> c(size_t(s.m) * s.n);
+    std::vector<__half> a_host(a.count);
+    for (int m = 0; m < s.m; ++m) {
+      for (int k = 0; k < s.k; ++k) {
+        const size_t stored = named.ops.a == Op::N ? size_t(m) * s.k + k : size_t(k) * s.m + m;
+        a_host[stored] = __float2half_rn(float(1 + k / kRingRaceTileK));
+      }
+    }
+    a.upload(a_host);
+    b.upload(std::vector<__half>(b.count, __float2half_rn(1.0f)));
+    const GemmProblem problem = problem_for(s, named.ops, a.ptr, b.ptr, c.ptr, nullptr, Epilogue{});
+    const std::string what =
+        format("ring race: %s M=%d N=%d K=%d, exact integers", named.product, s.m, s.n, s.k);
+    gemm(problem, launches.stream);  // uncaptured first launch: see check_epilogue
+    int bad_runs = 0;
+    std::string first_bad;
+    for (int run = 0; run < kRingRaceRuns; ++run) {
+      c.poison();
+      const std::vector<std::string> kernels =
+          testing::run_captured(launches.stream, [&] { gemm(problem, launches.stream); });
+      check_dispatch(what, facts_of(problem), kernels, launches);
+      const std::vector<float> got = c.download();
+      size_t bad = 0, first = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (got[i] != exact && bad++ == 0) first = i;
+      }
+      if (bad == 0) continue;
+      if (bad_runs++ == 0) {
+        first_bad = format("; run %d: %zu of %zu elements wrong, row %zu col %zu: %.9g", run + 1,
+                           bad, got.size(), first / s.n, first % s.n, got[first]);
+      }
+    }
+    CHECK_MSG(bad_runs == 0,
+              format("%s: %d of %d runs wrong, expected %.9g everywhere%s", what.c_str(), bad_runs,
+                     kRingRaceRuns, exact, first_bad.c_str()));
   }
 }
 
@@ -564,16 +823,28 @@ int main(int argc, char** argv) {
                 chapter_fuses_epilogue() ? "fused" : "in a second pass");
     SplitMix64 rng(seed);
     DeviceBuffer<float> workspace(kGemmWorkspaceFloats);
+    cudaStream_t stream = nullptr;
+    CUDA_CHECK(cudaStreamCreate(&stream));  // blocking: see captured_kernels.cuh
+    const std::unique_ptr<CUstream_st, decltype(&cudaStreamDestroy)> owned_stream(
+        stream, &cudaStreamDestroy);
+    Launches launches{stream, query_device(), testing::chapter_kernels(chapter_name()), {}};
     int shapes = 0;
     for (const Shape& shape : kShapes) {
       if (small && double(shape.m) * shape.n * shape.k > kSmallWork) continue;
       ++shapes;
       for (const NamedOps& named : kProducts) {
         const Product product(shape, named, rng);
-        for (EpilogueKind kind : named.epilogues) check_epilogue(product, kind, workspace.ptr, rng);
+        for (EpilogueKind kind : named.epilogues) {
+          check_epilogue(product, kind, workspace.ptr, rng, launches);
+        }
       }
     }
-    check_misaligned(workspace.ptr, rng);
+    check_misaligned(workspace.ptr, rng, launches);
+    // Under `small` (the sanitizer's runs and the mutants') only where a TMA ring runs: the
+    // product is 17 G multiply-adds, which the other chapters' kernels, instrumented, take
+    // minutes over.
+    if (!small || launches.chapter.wgmma_dispatch) check_ring_race(launches);
+    check_every_path_ran(launches);
     const int product_checks = testing::checks();
     check_rejects_empty();
     check_rejects_both_transposed();

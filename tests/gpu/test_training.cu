@@ -16,6 +16,8 @@
 //    the full batch size must all be told apart.
 // 4. A step replayed as a CUDA graph gives exactly the losses of the host-launched step.
 // 5. Accuracy: one epoch of a 784-256-256-256-10 model reaches kMinAccuracy on the test set.
+// 6. The chapter's newest kernels run in training: a configuration that reaches them, its first
+//    step captured and named (captured_kernels.cuh), its losses against the reference.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -23,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "captured_kernels.cuh"
+#include "chapter_kernels.cuh"
 #include "check.hpp"
 #include "cuda_check.cuh"
 #include "device_memory_calls.hpp"
@@ -354,6 +358,82 @@ void test_accuracy(const Dataset& data) {
   CHECK_MSG(test.accuracy >= kMinAccuracy, "one epoch learns MNIST");
 }
 
+// At the sizes above chapters 07 and 08 never reach their own kernels: chapter 06 splits the
+// forward and backward-data products at batch 32 along K, and the weight gradients have K = 32.
+// At batch 256 the weight gradient of a 2048 x 2048 layer (M = N = 2048, K = 256) is one they take
+// (wgmma_takes in chapters/07_wgmma/dispatch.cuh): 4 K tiles of 64, and 256 tiles of 128 x 128,
+// too many for chapter 06 to split K with at most 3 of its blocks per SM (64 KB of shared memory
+// each). Chapters 05 and 06 split the forward products (32 tiles, K = 784), and 01-04 have one
+// kernel each, so this model reaches every chapter's newest kernels.
+constexpr int kReachBatch = 256;
+constexpr int kReachHidden = 2048;
+// The CPU reference takes about 1.4 s a step (one core of the build machine, 2026-11-23).
+constexpr int kReachSteps = 6;
+// Largest |GPU loss - reference loss| accepted over those steps. Measured on the CPU
+// (2026-11-23): the float64 reference, which rounds nothing, and the mirrored one, which rounds
+// every operand to fp16 and every master weight to fp32, differ by at most 3.1e-5 over steps 1-6:
+// the effect of all those roundings together. The GPU differs from the mirrored reference only
+// where its fp32 sums, added in another order, round an fp16 value the other way, a small
+// fraction of them, so its gap should stay below that. We allow 30 times as much. The control, a
+// reference with a 10% larger learning rate, is 5.1e-3 away at step 2 and 2.5e-2 at step 6.
+// The GPU's own gap is printed; to be confirmed on the H100.
+constexpr double kReachTolerance = 1e-3;
+
+std::vector<double> reference_steps(const ModelParams& init, const Dataset& data,
+                                    const std::vector<int>& order, double learning_rate) {
+  ReferenceTrainer reference(init, Arithmetic::kMirrorGpu);
+  std::vector<double> losses;
+  for (int s = 0; s < kReachSteps; ++s) {
+    losses.push_back(
+        reference.train_step(data.train, &order[s * kReachBatch], kReachBatch, learning_rate));
+  }
+  return losses;
+}
+
+void test_newest_kernels(const Dataset& data) {
+  const testing::ChapterKernels& chapter = testing::chapter_kernels(chapter_name());
+  const ModelParams init = init_params({784, kReachHidden, kReachHidden, 10}, kSeed);
+  const std::vector<int> order = epoch_order(data.train.count, kSeed, 0);
+  Trainer trainer(init, data, kReachBatch, StepLaunch::kHost);
+  trainer.set_order(order);
+  // The first step, launched from the host into a capture and run as its graph: the same step.
+  // Relaxed mode, as the trainer records its own graphs: kernels are set up at their first launch.
+  // (The trainer's stream does not block on the legacy stream; test_gemm checks the streams.)
+  const std::vector<std::string> kernels = testing::run_captured(
+      trainer.stream(), [&] { trainer.train(1, kLearningRate); }, cudaStreamCaptureModeRelaxed);
+  trainer.train(kReachSteps - 1, kLearningRate);
+  const std::vector<float> gpu = trainer.losses(kReachSteps);
+
+  std::printf("newest kernels, batch %d, 784-%d-%d-10: a step ran %s\n", kReachBatch, kReachHidden,
+              kReachHidden, testing::joined(kernels).c_str());
+  std::vector<const char*> newest = {chapter.kernel};
+  if (chapter.sum_splits) newest.push_back(chapter.sum_splits);
+  if (chapter.wgmma_dispatch && !testing::on_hopper()) {
+    std::printf("  not an H100: no product goes to %s here\n", chapter.kernel);
+  } else {
+    for (const char* kernel : newest) {
+      CHECK_MSG(testing::ran(kernels, kernel),
+                std::string("a training step of this model runs ") + kernel);
+    }
+  }
+
+  const std::vector<double> reference = reference_steps(init, data, order, kLearningRate);
+  const std::vector<double> control = reference_steps(init, data, order, 1.1 * kLearningRate);
+  double gap = 0, control_gap = 0;
+  for (int s = 0; s < kReachSteps; ++s) {
+    const double d = std::fabs(gpu[s] - reference[s]);
+    gap = std::isnan(d) ? INFINITY : std::max(gap, d);
+    control_gap = std::max(control_gap, std::fabs(gpu[s] - control[s]));
+  }
+  std::printf(
+      "  %d steps: GPU %.6f -> %.6f, reference %.6f -> %.6f; largest gap %.2e (tolerance %.2e; "
+      "lr x 1.1 control %.2e)\n",
+      kReachSteps, gpu.front(), gpu.back(), reference.front(), reference.back(), gap,
+      kReachTolerance, control_gap);
+  CHECK_MSG(gap <= kReachTolerance, "the newest kernels train as the reference does");
+  CHECK_MSG(control_gap > kReachTolerance, "the tolerance tells a 10% learning-rate change apart");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -371,6 +451,7 @@ int main(int argc, char** argv) {
     test_partial_batch(data);
     test_graph_matches_host(data);
     test_accuracy(data);
+    test_newest_kernels(data);
   } catch (const std::exception& error) {
     CHECK_MSG(false, error.what());
   }

@@ -1,0 +1,108 @@
+// Which kernels a piece of host code launches, and on which stream: the tests run every product
+// (and a training step) under stream capture, name the kernel nodes of the captured graph, then
+// launch the graph and check its results as before.
+//
+// Stream discipline comes with it. While a stream created without cudaStreamNonBlocking is
+// capturing, the legacy default stream (stream 0) is unusable: work enqueued there would depend
+// on the capture, so the attempt is an error and invalidates the capture, and the test fails
+// either at the launch or at cudaStreamEndCapture. References: the CUDA Runtime API on
+// cudaStreamIsCapturing ("When a blocking stream is capturing, the legacy stream is in an
+// unusable state until the blocking stream capture is terminated", cuda_runtime_api.h), and the
+// CUDA C++ Programming Guide, CUDA Graphs, Stream Capture, "Prohibited and Unhandled Operations".
+// This holds in every capture mode; global mode, which the tests use, also refuses "potentially
+// unsafe" calls in the capturing thread, such as a cudaMalloc inside gemm()
+// (cudaThreadExchangeStreamCaptureMode in cuda_runtime_api.h).
+#pragma once
+
+#include <cuda_runtime.h>
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_check.cuh"
+
+namespace mnist::testing {
+
+// A kernel's qualified name without its return type, template arguments or parameters, e.g.
+// "mnist::fused_step::sum_splits_kernel" for
+// "void mnist::fused_step::sum_splits_kernel<(mnist::EpilogueKind)4>(mnist::GemmProblem, int)".
+inline std::string qualified_kernel_name(const char* mangled) {
+  int status = 0;
+  const std::unique_ptr<char, decltype(&std::free)> demangled(
+      abi::__cxa_demangle(mangled, nullptr, nullptr, &status), &std::free);
+  std::string name = status == 0 ? demangled.get() : mangled;
+  const std::string anonymous = "(anonymous namespace)::";
+  for (size_t at; (at = name.find(anonymous)) != std::string::npos;)
+    name.erase(at, anonymous.size());
+  const std::string returns = "void ";  // a function template's name starts with its return type
+  if (name.compare(0, returns.size(), returns) == 0) name.erase(0, returns.size());
+  return name.substr(0, name.find_first_of("<("));
+}
+
+// The qualified names of the graph's kernel nodes, sorted: the tests ask which kernels ran, not in
+// which order (cudaGraphGetNodes promises none).
+inline std::vector<std::string> kernel_names(cudaGraph_t graph) {
+  size_t count = 0;
+  CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
+  std::vector<std::string> names;
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type;
+    CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+    if (type != cudaGraphNodeTypeKernel) continue;
+    cudaKernelNodeParams params = {};
+    CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &params));
+    const char* name = nullptr;
+    CUDA_CHECK(cudaFuncGetName(&name, params.func));  // CUDA 12.3 and later
+    names.push_back(qualified_kernel_name(name));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Records what launch() enqueues on `stream` as a graph, runs the graph once on `stream` and waits
+// for it; returns the names of its kernels. `stream` should be a blocking stream (cudaStreamCreate)
+// so that a launch on the legacy stream fails, see above. Throws CudaError where the capture
+// fails; the stream is out of capture mode again either way.
+template <class Launch>
+std::vector<std::string> run_captured(cudaStream_t stream, Launch&& launch,
+                                      cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal) {
+  CUDA_CHECK(cudaStreamBeginCapture(stream, mode));
+  cudaGraph_t graph = nullptr;
+  try {
+    launch();
+  } catch (...) {
+    cudaStreamEndCapture(stream, &graph);  // ends the capture; an invalidated one gives no graph
+    if (graph) cudaGraphDestroy(graph);
+    throw;
+  }
+  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  const std::unique_ptr<CUgraph_st, decltype(&cudaGraphDestroy)> owned(graph, &cudaGraphDestroy);
+  const std::vector<std::string> names = kernel_names(graph);
+  cudaGraphExec_t exec = nullptr;
+  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  const std::unique_ptr<CUgraphExec_st, decltype(&cudaGraphExecDestroy)> owned_exec(
+      exec, &cudaGraphExecDestroy);
+  CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  return names;
+}
+
+// Whether `names` holds `kernel`.
+inline bool ran(const std::vector<std::string>& names, const std::string& kernel) {
+  return std::find(names.begin(), names.end(), kernel) != names.end();
+}
+
+// The names, comma-separated, for messages.
+inline std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text.empty() ? "no kernel" : text;
+}
+
+}  // namespace mnist::testing
