@@ -476,6 +476,20 @@ SplitK split_k(const DispatchFacts& f, const Device& device) {
   return SplitK::kMaybe;
 }
 
+// The paths a product may take: `whole` where K is not split, `split_path` where it is, either
+// where the GPU's occupancy decides.
+std::vector<Path> by_split(SplitK split, const Path& whole, const Path& split_path) {
+  switch (split) {
+    case SplitK::kNever:
+      return {whole};
+    case SplitK::kAlways:
+      return {split_path};
+    case SplitK::kMaybe:
+      return {whole, split_path};
+  }
+  return {};
+}
+
 // The paths `chapter` may take for the product: one where its rules decide, two where the GPU's
 // occupancy does.
 std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const DispatchFacts& f,
@@ -487,29 +501,12 @@ std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const Di
     constexpr int kMinK = 4 * 64;
     const std::vector<Path> fallback = allowed_paths(testing::kChapter06, f, device);
     if (!(device.hopper && f.operands_aligned && f.shape.k >= kMinK)) return fallback;
-    const Path own = {chapter.kernel};
-    const Path split_path = path_of({testing::kChapter06.kernel, testing::kChapter06.sum_splits});
-    switch (split) {
-      case SplitK::kNever:
-        return {own};
-      case SplitK::kAlways:
-        return {split_path};
-      case SplitK::kMaybe:
-        return {own, split_path};
-    }
+    return by_split(split, {chapter.kernel},
+                    path_of({testing::kChapter06.kernel, testing::kChapter06.sum_splits}));
   }
   const Path whole = {chapter.kernel};
   if (!chapter.sum_splits) return {whole};
-  const Path split_path = path_of({chapter.kernel, chapter.sum_splits});
-  switch (split) {
-    case SplitK::kNever:
-      return {whole};
-    case SplitK::kAlways:
-      return {split_path};
-    case SplitK::kMaybe:
-      return {whole, split_path};
-  }
-  return {};
+  return by_split(split, whole, path_of({chapter.kernel, chapter.sum_splits}));
 }
 
 // Every path `chapter` has: each must run at least once over the test.
