@@ -8,6 +8,8 @@
 #   tools/device_run.sh OUT_DIR squares CHAPTER...   the square cases only, in 3 processes with the
 #                                                    chapter first and 3 with cuBLAS first
 #   tools/device_run.sh OUT_DIR train CHAPTER...     the default model (5 epochs) of each chapter
+#   tools/device_run.sh OUT_DIR train-graph CHAPTER...  the same, the step replayed as a CUDA graph
+#                                                    (--launch graph), CSVs in runs_graph/
 #   tools/device_run.sh OUT_DIR mutate [NAME...]     tools/mutate.sh: a test must fail for each bug
 # Several parts may follow each other: tools/device_run.sh OUT check -- bench 02_smem_tiling.
 # Expects MNIST as .device/mnist-gz/*.gz (carry that folder; the raw files are too big to carry).
@@ -99,7 +101,16 @@ while [ $# -gt 0 ]; do
         "$build/chapters/train_$c" --out-dir "$results/runs"
       done
       ;;
-    *) echo "error: unknown part '$part' (check, tests, sanitize, bench, squares, train or mutate)"; exit 1 ;;
+    train-graph)
+      for c in "${chapters[@]}"; do
+        step "default model $c, step replayed as a CUDA graph"
+        "$build/chapters/train_$c" --launch graph --out-dir "$results/runs_graph"
+      done
+      ;;
+    *)
+      echo "error: unknown part '$part' (check, tests, sanitize, bench, squares, train, train-graph or mutate)"
+      exit 1
+      ;;
   esac
 done
 
