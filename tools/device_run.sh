@@ -93,7 +93,7 @@ while [ $# -gt 0 ]; do
     mutate)
       step "mutants"
       MUTATE_DIR="$results/mutate" tools/mutate.sh "${chapters[@]}"
-      rm -rf "$results/mutate/src" "$results/mutate/build"
+      rm -rf "$results"/mutate/lane*
       ;;
     train)
       for c in "${chapters[@]}"; do

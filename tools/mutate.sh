@@ -1,33 +1,40 @@
 #!/usr/bin/env bash
 # Breaks the code on purpose, one plausible bug at a time (tools/mutants.txt), and checks that a
 # test fails for each: a test that still passes with the bug in is a test to strengthen. Works on
-# a copy of the tree with a build of its own; the checkout is never touched. GPU needed.
+# copies of the tree with builds of their own; the checkout is never touched. GPU needed.
 #   tools/mutate.sh [NAME...]        default: every mutant; exits 1 if any was missed
+# MUTATE_JOBS lanes (default 4), each with its own copy and build, take the mutants whose test is
+# not a training test at once. The training tests run afterwards, one at a time: each checks that
+# the free device memory does not move during its steps, which another process would move.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=${MUTATE_DIR:-$(mktemp -d)}
+lanes=${MUTATE_JOBS:-4}
 seed=7  # the tests' random inputs, fixed so that a report can be replayed
 # A mutant that makes a kernel wait forever (a barrier that never completes) must not stall the
 # run: the test is stopped after as long as Meson gives the GEMM test, and counts as failing.
 test_timeout=300
-mkdir -p "$work/src"
-tar -cf - -C "$root" --exclude='./build*' --exclude=./.git --exclude=./.device --exclude=./data/mnist \
-  --exclude=./data/fashion --exclude=./runs . | tar -xf - -C "$work/src"
 meson_cmd=(meson)
 command -v meson >/dev/null || meson_cmd=(python3 -m mesonbuild.mesonmain)
-"${meson_cmd[@]}" setup "$work/build" "$work/src" >"$work/setup.txt" 2>&1 ||
-  { echo "error: meson setup failed:"; tail -n 5 "$work/setup.txt"; exit 1; }
 trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; echo "${s%"${s##*[![:space:]]}"}"; }
-caught=0
-missed=0
-while IFS='|' read -r name target file old new; do
-  name=$(trim "$name")
-  case $name in "" | \#*) continue ;; esac
-  [ $# -gt 0 ] && [[ " $* " != *" $name "* ]] && continue
-  target=$(trim "$target")
-  file=$(trim "$file")
-  cp "$work/src/$file" "$work/original"
-  if ! python3 - "$work/src/$file" "$old" "$new" <<'PY'; then
+
+# make_lane N: lane N's copy of the tree and its configured build.
+make_lane() {
+  local dir=$work/lane$1
+  mkdir -p "$dir/src"
+  tar -cf - -C "$root" --exclude='./build*' --exclude=./.git --exclude=./.device \
+    --exclude=./data/mnist --exclude=./data/fashion --exclude=./runs . | tar -xf - -C "$dir/src"
+  "${meson_cmd[@]}" setup "$dir/build" "$dir/src" >"$dir/setup.txt" 2>&1 ||
+    { echo "error: meson setup failed:"; tail -n 5 "$dir/setup.txt"; return 1; }
+}
+
+# run_mutant LANE NAME TARGET FILE OLD NEW: applies the bug in the lane's copy, builds and runs
+# the test, writes one line to $work/NAME.result ("caught ...", "MISSED ..." or "error: ..."),
+# and restores the file.
+run_mutant() {
+  local dir=$work/lane$1 name=$2 target=$3 file=$4 old=$5 new=$6 result=$work/$2.result
+  cp "$dir/src/$file" "$dir/original"
+  if ! python3 - "$dir/src/$file" "$old" "$new" <<'PY'; then
 import sys
 path = sys.argv[1]
 old, new = (text.strip().replace("\\n", "\n") for text in sys.argv[2:4])
@@ -36,36 +43,78 @@ if text.count(old) != 1:
     sys.exit(f"error: '{old}' occurs {text.count(old)} times in {path}, not once")
 open(path, "w").write(text.replace(old, new))
 PY
-    echo "error: mutant $name no longer applies"
-    missed=$((missed + 1))
-    continue
+    echo "error: mutant $name no longer applies" >"$result"
+    return
   fi
-  if ! ninja -C "$work/build" "tests/$target" >"$work/$name.build.txt" 2>&1; then
-    echo "caught  $name: does not compile"
-    caught=$((caught + 1))
+  if ! ninja -C "$dir/build" "tests/$target" >"$work/$name.build.txt" 2>&1; then
+    echo "caught  $name: does not compile" >"$result"
   else
+    local args
     case $target in
       test_training_*) args=("$root/data/mnist") ;;  # trains on MNIST: tools/device_run.sh fetches it
       test_mlp_kernels) args=("$seed") ;;
       *) args=("$seed" small) ;;
     esac
-    timeout "$test_timeout" "$work/build/tests/$target" "${args[@]}" >"$work/$name.txt" 2>&1
-    status=$?
+    timeout "$test_timeout" "$dir/build/tests/$target" "${args[@]}" >"$work/$name.txt" 2>&1
+    local status=$?
     if [ $status -eq 124 ]; then
-      echo "caught  $name: $target did not finish in ${test_timeout} s"
-      caught=$((caught + 1))
+      echo "caught  $name: $target did not finish in ${test_timeout} s" >"$result"
     elif [ $status -eq 77 ]; then
-      echo "error: $target skipped (no GPU): mutants need one"
-      exit 1
+      echo "error: $target skipped (no GPU): mutants need one" >"$result"
     elif [ $status -eq 0 ]; then
-      echo "MISSED  $name: $target passes ($(tail -n 1 "$work/$name.txt"))"
-      missed=$((missed + 1))
+      echo "MISSED  $name: $target passes ($(tail -n 1 "$work/$name.txt"))" >"$result"
     else
-      echo "caught  $name: $(grep -m 1 -E 'FAIL|error' "$work/$name.txt" | cut -c 1-150)"
-      caught=$((caught + 1))
+      echo "caught  $name: $(grep -m 1 -E 'FAIL|error' "$work/$name.txt" | cut -c 1-150)" >"$result"
     fi
   fi
-  cp "$work/original" "$work/src/$file"
+  cp "$dir/original" "$dir/src/$file"
+}
+
+# The chosen mutants, in file order, each as one '|'-separated record; training tests apart.
+names=()
+parallel=()
+serial=()
+while IFS='|' read -r name target file old new; do
+  name=$(trim "$name")
+  case $name in "" | \#*) continue ;; esac
+  [ $# -gt 0 ] && [[ " $* " != *" $name "* ]] && continue
+  target=$(trim "$target")
+  names+=("$name")
+  record="$name|$target|$(trim "$file")|$old|$new"
+  case $target in
+    test_training_*) serial+=("$record") ;;
+    *) parallel+=("$record") ;;
+  esac
 done <"$root/tools/mutants.txt"
+[ ${#names[@]} -gt 0 ] || { echo "error: no mutant of that name"; exit 1; }
+
+# run_list LANE RECORD...: the lane's mutants one after another.
+run_list() {
+  local lane=$1 record
+  shift
+  for record in "$@"; do
+    IFS='|' read -r name target file old new <<<"$record"
+    run_mutant "$lane" "$name" "$target" "$file" "$old" "$new"
+  done
+}
+
+used=$((${#parallel[@]} < lanes ? ${#parallel[@]} : lanes))
+[ $used -gt 0 ] || used=1
+for ((lane = 0; lane < used; ++lane)); do make_lane $lane || exit 1; done
+for ((lane = 0; lane < used; ++lane)); do
+  mine=()
+  for ((i = lane; i < ${#parallel[@]}; i += used)); do mine+=("${parallel[i]}"); done
+  [ ${#mine[@]} -gt 0 ] && run_list $lane "${mine[@]}" &
+done
+wait
+[ ${#serial[@]} -gt 0 ] && run_list 0 "${serial[@]}"
+
+caught=0
+missed=0
+for name in "${names[@]}"; do
+  line=$(cat "$work/$name.result" 2>/dev/null || echo "error: mutant $name left no result")
+  echo "$line"
+  case $line in caught*) caught=$((caught + 1)) ;; *) missed=$((missed + 1)) ;; esac
+done
 echo "mutate: $caught caught, $missed missed"
 [ $missed -eq 0 ]

@@ -13,20 +13,24 @@ logs=${2:-$build/sanitizer}
 seed=7  # fixed, so that a report can be replayed; the test draws random inputs from it
 command -v compute-sanitizer >/dev/null || { echo "sanitize: compute-sanitizer not found"; exit 1; }
 mkdir -p "$logs"
-passed=0
-failed=0
-# sanitize TOOL LABEL COMMAND...: one compute-sanitizer run, its log in $logs/LABEL.txt.
+# The runs are independent (no test here compares free device memory), and compute-sanitizer
+# spends most of its time on the host, so several run at once: SANITIZE_JOBS (default 8).
+jobs_max=${SANITIZE_JOBS:-8}
+labels=()
+# sanitize TOOL LABEL COMMAND...: one compute-sanitizer run in the background, its log in
+# $logs/LABEL.txt and its verdict in $logs/LABEL.status; reported in order at the end.
 sanitize() {
-  local tool=$1 label=$2 log="$logs/$2.txt"
+  local tool=$1 label=$2
   shift 2
-  if compute-sanitizer --tool "$tool" --error-exitcode 1 "$@" >"$log" 2>&1; then
-    passed=$((passed + 1))
-    echo "ok   $label: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1)"
-  else
-    failed=$((failed + 1))
-    echo "FAIL $label: see $log"
-    grep -E '^=========|^error' "$log" | head -n 5
-  fi
+  labels+=("$label")
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
+  (
+    if compute-sanitizer --tool "$tool" --error-exitcode 1 "$@" >"$logs/$label.txt" 2>&1; then
+      echo ok >"$logs/$label.status"
+    else
+      echo FAIL >"$logs/$label.status"
+    fi
+  ) &
 }
 for test in "$build"/tests/test_gemm_*; do
   [ -f "$test" ] && [ -x "$test" ] || continue  # skip Meson's object folders
@@ -40,6 +44,20 @@ for trainer in "$build"/chapters/train_*; do
   chapter=${trainer##*/train_}
   sanitize memcheck "memcheck_train_$chapter" "$trainer" --hidden 64 --batch 96 --epochs 1 \
     --max-steps 3 --out-dir "$logs/train_$chapter"
+done
+wait
+passed=0
+failed=0
+for label in "${labels[@]}"; do
+  log="$logs/$label.txt"
+  if [ "$(cat "$logs/$label.status" 2>/dev/null)" = ok ]; then
+    passed=$((passed + 1))
+    echo "ok   $label: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1)"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $label: see $log"
+    grep -E '^=========|^error' "$log" | head -n 5
+  fi
 done
 echo "sanitize: $passed passed, $failed failed"
 [ $failed -eq 0 ] && [ $passed -gt 0 ]
