@@ -16,6 +16,7 @@ mkdir -p "$logs"
 # The runs are independent (no test here compares free device memory), and compute-sanitizer
 # spends most of its time on the host, so several run at once: SANITIZE_JOBS (default 8).
 jobs_max=${SANITIZE_JOBS:-8}
+run_timeout=${SANITIZE_TIMEOUT:-300}  # seconds per run: a hung or very slow run fails alone
 labels=()
 # sanitize TOOL LABEL COMMAND...: one compute-sanitizer run in the background, its log in
 # $logs/LABEL.txt and its verdict in $logs/LABEL.status; reported in order at the end.
@@ -25,18 +26,21 @@ sanitize() {
   labels+=("$label")
   while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
   (
-    if compute-sanitizer --tool "$tool" --error-exitcode 1 "$@" >"$logs/$label.txt" 2>&1; then
-      echo ok >"$logs/$label.status"
-    else
-      echo FAIL >"$logs/$label.status"
-    fi
+    timeout "$run_timeout" compute-sanitizer --tool "$tool" --error-exitcode 1 "$@" \
+      >"$logs/$label.txt" 2>&1
+    case $? in
+      0) echo ok >"$logs/$label.status" ;;
+      124) echo "did not finish in $run_timeout s" >"$logs/$label.txt.timeout"; echo FAIL >"$logs/$label.status" ;;
+      *) echo FAIL >"$logs/$label.status" ;;
+    esac
+    echo "$(cat "$logs/$label.status") $label"  # progress, in the order the runs end
   ) &
 }
 for test in "$build"/tests/test_gemm_*; do
   [ -f "$test" ] && [ -x "$test" ] || continue  # skip Meson's object folders
   chapter=${test##*/test_gemm_}
   for tool in memcheck racecheck initcheck synccheck; do
-    sanitize "$tool" "${tool}_$chapter" "$test" "$seed" small
+    sanitize "$tool" "${tool}_$chapter" "$test" "$seed" sanitize
   done
 done
 for trainer in "$build"/chapters/train_*; do
@@ -55,7 +59,7 @@ for label in "${labels[@]}"; do
     echo "ok   $label: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1)"
   else
     failed=$((failed + 1))
-    echo "FAIL $label: see $log"
+    echo "FAIL $label: see $log $(cat "$log.timeout" 2>/dev/null)"
     grep -E '^=========|^error' "$log" | head -n 5
   fi
 done

@@ -1,10 +1,13 @@
 // A chapter's GEMM against the float64 CPU reference: random fp16 inputs (never zeros), the
 // three products of an MLP step, each stored plain and through the epilogues the trainer applies
 // to it, shapes that fit no tile, outputs poisoned with NaN beforehand.
-//   test_gemm_NN_name [SEED [small]]     small: only the shapes of up to kSmallWork multiply-adds
-//                                        and the misaligned ones, for the compute-sanitizer runs
-//                                        (tools/sanitize.sh); 1032 x 2056 x 264 among them is
-//                                        the smallest that chapters 07 and 08 give to wgmma
+//   test_gemm_NN_name [SEED [small|sanitize]]
+//     small: only the shapes of up to kSmallWork multiply-adds and the misaligned ones, for the
+//            mutants (tools/mutate.sh); 1032 x 2056 x 264 among them is the smallest that
+//            chapters 07 and 08 give to wgmma; plus, for those two, the ring-race product
+//     sanitize: small without the ring-race product, for compute-sanitizer (tools/sanitize.sh),
+//            whose instrumented runs of its 17 G multiply-adds would take many minutes; its
+//            racecheck sees a missing barrier directly
 //
 // Tolerance of the product v, per element: with fp16 operands every product is exact in fp32, so
 // only the k additions and the final store round; each costs at most 2^-24 relative to the
@@ -814,7 +817,12 @@ int main(int argc, char** argv) {
   try {
     // Fresh inputs on every run; the seed is printed so a failure can be replayed.
     const uint64_t seed = argc > 1 ? std::stoull(argv[1]) : std::random_device{}();
-    const bool small = argc > 2 && std::string(argv[2]) == "small";
+    const std::string mode = argc > 2 ? argv[2] : "";
+    if (!mode.empty() && mode != "small" && mode != "sanitize") {
+      throw std::invalid_argument("unknown mode '" + mode + "' (small or sanitize)");
+    }
+    const bool sanitize = mode == "sanitize";
+    const bool small = mode == "small" || sanitize;
     std::printf("%s on %s, seed %llu, epilogues %s\n", name.c_str(), describe(query_gpu()).c_str(),
                 static_cast<unsigned long long>(seed),
                 chapter_fuses_epilogue() ? "fused" : "in a second pass");
@@ -837,10 +845,9 @@ int main(int argc, char** argv) {
       }
     }
     check_misaligned(workspace.ptr, rng, launches);
-    // Under `small` (the sanitizer's runs and the mutants') only where a TMA ring runs: the
-    // product is 17 G multiply-adds, which the other chapters' kernels, instrumented, take
-    // minutes over.
-    if (!small || launches.chapter.wgmma_dispatch) check_ring_race(launches);
+    // Under `small` (the mutants') only where a TMA ring runs, for the mutants that break its
+    // barriers; never under `sanitize` (see the top of the file).
+    if (!sanitize && (!small || launches.chapter.wgmma_dispatch)) check_ring_race(launches);
     check_every_path_ran(launches);
     const int product_checks = testing::checks();
     check_rejects_empty();
