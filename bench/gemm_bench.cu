@@ -176,6 +176,7 @@ int run(int argc, char** argv) {
     }
   }
   const GpuInfo gpu = query_gpu();
+  if (!chapter_unsupported_here().empty()) throw std::runtime_error(chapter_unsupported_here());
   const std::string date = utc_date();
   std::printf("GEMM benchmark, chapter %s vs cuBLAS (%s timed first) | %s | %s\n", chapter_name(),
               cublas_first ? "cuBLAS" : "the chapter", describe(gpu).c_str(), date.c_str());

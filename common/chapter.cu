@@ -1,7 +1,7 @@
 // Compiled once per chapter, with that chapter's folder on the include path: this is where the
 // chapter's kernel enters the build. CHAPTER_NAME (the folder) and CHAPTER_NAMESPACE (the
-// namespace its gemm.cuh defines launch_gemm, kFusedEpilogue and kReplayStepAsGraph in) come from
-// Meson.
+// namespace its gemm.cuh defines launch_gemm, kFusedEpilogue, kReplayStepAsGraph and kNeedsSm90a
+// in) come from Meson.
 #include <stdexcept>
 #include <string>
 
@@ -9,11 +9,50 @@
 #include "epilogue.cuh"
 #include "gemm.cuh"
 #include "gemm_interface.cuh"
+#include "gpu_requirements.hpp"
 
 namespace mnist {
 namespace {
 
 namespace chapter = CHAPTER_NAMESPACE;
+
+// What the device code of this translation unit, the chapter's kernels among it, was compiled
+// for, in the copy the GPU loaded: each of the build's targets (meson.build's gpu_arch) compiles
+// its own initial value, and the CUDA runtime loads the machine code for this GPU or, failing
+// that, compiles the PTX. Whether a kernel loads would not tell: from compute_80 PTX, chapter 07's
+// kernel loads on an H100 too, with its body for a build without sm_90a, a trap (wgmma.cuh).
+struct CompiledFor {
+  int arch;   // __CUDA_ARCH__
+  int sm90a;  // 1 where the sm_90a instructions were available
+};
+__device__ CompiledFor compiled_for = {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    __CUDA_ARCH__, 1
+#elif defined(__CUDA_ARCH__)
+    __CUDA_ARCH__, 0
+#else
+    0, 0
+#endif
+};
+
+// Whether the chapter runs on the current GPU with the code the build holds for it.
+std::string why_not_here() {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  cudaDeviceProp props{};
+  CUDA_CHECK(cudaGetDeviceProperties(&props, device));
+  DeviceCode code;
+  CompiledFor compiled{};
+  const cudaError_t status = cudaMemcpyFromSymbol(&compiled, compiled_for, sizeof compiled);
+  if (status == cudaSuccess) {
+    code = {true, "", compiled.arch, compiled.sm90a == 1};
+  } else {
+    code.error = cudaGetErrorName(status);
+    cudaGetLastError();  // taken: the next launch's check must not report it
+  }
+  return why_chapter_cannot_run(CHAPTER_NAME, chapter::kNeedsSm90a,
+                                {props.name, props.major, props.minor}, code);
+}
 
 // The buffers each epilogue reads or writes, and c where the chapter stores the product first.
 void check_epilogue(const GemmProblem& p) {
@@ -53,7 +92,13 @@ bool chapter_replays_step_as_graph() {
   return chapter::kReplayStepAsGraph;
 }
 
+const std::string& chapter_unsupported_here() {
+  static const std::string why = why_not_here();  // the trainer uses one GPU throughout
+  return why;
+}
+
 void gemm(const GemmProblem& p, cudaStream_t stream) {
+  if (!chapter_unsupported_here().empty()) throw std::runtime_error(chapter_unsupported_here());
   if (p.m < 1 || p.n < 1 || p.k < 1) {
     throw std::invalid_argument("gemm: empty problem " + std::to_string(p.m) + "x" +
                                 std::to_string(p.n) + "x" + std::to_string(p.k));

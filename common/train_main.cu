@@ -31,6 +31,8 @@ int run(int argc, char** argv) {
   const Dataset data = load_dataset(options.data_dir);
   check_batch_fits(options.batch, data.train.count);
   const GpuInfo gpu = query_gpu();
+  // Chapters 07 and 08 on anything but an H100 with sm_90a code: one line, before any work.
+  if (!chapter_unsupported_here().empty()) throw std::runtime_error(chapter_unsupported_here());
   const bool graph =
       options.launch.empty() ? chapter_replays_step_as_graph() : options.launch == "graph";
   Trainer trainer(init_params(options.layers, options.seed), data, options.batch,

@@ -20,6 +20,10 @@ namespace mnist::naive {
 constexpr bool kFusedEpilogue = false;
 constexpr bool kReplayStepAsGraph = false;
 
+// Runs on any GPU of compute capability 8.0 or newer (common/gpu_requirements.hpp); chapter 07 is
+// the first to need an H100.
+constexpr bool kNeedsSm90a = false;
+
 constexpr int kBlockSide = 16;  // 16 x 16 = 256 threads per block
 
 // Element (i, j) of op(X), where op(X) has `cols` columns, stored as `op` says. size_t because

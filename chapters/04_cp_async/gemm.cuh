@@ -42,6 +42,10 @@ using smem_tiling::vectorizable;
 constexpr bool kFusedEpilogue = false;
 constexpr bool kReplayStepAsGraph = false;
 
+// Runs on any GPU of compute capability 8.0 or newer (common/gpu_requirements.hpp); chapter 07 is
+// the first to need an H100.
+constexpr bool kNeedsSm90a = false;
+
 constexpr int kBlockTileM = 128;  // rows of C per block
 constexpr int kBlockTileN = 128;  // columns of C per block
 constexpr int kBlockTileK = 32;   // depth of the tiles staged through shared memory at a time

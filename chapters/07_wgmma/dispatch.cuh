@@ -13,13 +13,13 @@ namespace mnist::wgmma {
 // mostly their epilogue, which chapter 06's kernel, at two blocks per SM, spreads over more warps.
 constexpr int kMinKTiles = 4;
 
-// (1) the GPU is compute capability 9.0; (2) TMA can read both operands: 16-byte aligned, every
-// stored row a multiple of 8 halves, chapter 04's condition for 16-byte copies; (3) K is at least
-// kMinKTiles tiles; (4) chapter 06 would not split K: these kernels have no split-K.
+// (1) TMA can read both operands: 16-byte aligned, every stored row a multiple of 8 halves,
+// chapter 04's condition for 16-byte copies; (2) K is at least kMinKTiles tiles; (3) chapter 06
+// would not split K: these kernels have no split-K. The GPU is an H100 with sm_90a code: gemm()
+// runs chapters 07 and 08 nowhere else (kNeedsSm90a, common/gpu_requirements.hpp).
 template <Op kOpA, Op kOpB, EpilogueKind kKind>
 bool wgmma_takes(const GemmProblem& p) {
-  return on_hopper() && p.k >= kMinKTiles * kTileK &&
-         smem_tiling::vectorizable(p.a, kOpA == Op::N ? p.k : p.m) &&
+  return p.k >= kMinKTiles * kTileK && smem_tiling::vectorizable(p.a, kOpA == Op::N ? p.k : p.m) &&
          smem_tiling::vectorizable(p.b, kOpB == Op::N ? p.n : p.k) &&
          fused_step::split_of<kOpA, kOpB, kKind>(p).splits == 1;
 }

@@ -32,10 +32,10 @@
 // registers. What stays is that every thread both waits for copies and multiplies, and meets the
 // others at a barrier every K step: chapter 08 separates the two roles.
 //
-// When: wgmma_takes() in dispatch.cuh. This kernel takes a product where the GPU is an H100
-// (compute capability 9.0), TMA can read both operands, K is at least 4 tiles of 64 and chapter 06
-// would not split K (this kernel has no split-K). Every other product goes to chapter 06's kernel,
-// included here, unchanged.
+// When: wgmma_takes() in dispatch.cuh. On an H100 (the only GPU the chapter runs on: kNeedsSm90a
+// below) this kernel takes a product where TMA can read both operands, K is at least 4 tiles of 64
+// and chapter 06 would not split K (this kernel has no split-K). Every other product goes to
+// chapter 06's kernel, included here, unchanged.
 //
 // Edges. TMA writes zeros where a box reaches past the matrix (any M, N, K: the box still counts
 // all its bytes), zeros add nothing, and the epilogue skips rows and columns outside C.
@@ -58,6 +58,10 @@ namespace mnist::wgmma {
 // step as a CUDA graph, as from chapter 06 on.
 constexpr bool kFusedEpilogue = true;
 constexpr bool kReplayStepAsGraph = true;
+
+// wgmma and TMA: an H100-class GPU and a build with sm_90a code (common/gpu_requirements.hpp). On
+// anything else the trainer stops with one line saying so, and the tests SKIP.
+constexpr bool kNeedsSm90a = true;
 
 constexpr int kBlockTileM = 128;                           // rows of C per block: 64 per warpgroup
 constexpr int kBlockTileN = kWgmmaN;                       // 256 columns of C per block

@@ -40,9 +40,9 @@
 // warp 16 rows.
 //
 // wgmma and setmaxnreg (chapter 08) belong to the sm_90a feature set, compiled only for -gencode
-// arch=compute_90a,code=sm_90a (meson.build's default). Built for any other target the kernels'
-// bodies are a trap, so that a build without it fails loudly on an H100 instead of leaving C
-// unwritten.
+// arch=compute_90a,code=sm_90a (meson.build's choice for an H100). Built for any other target the
+// kernels' bodies are a trap; gemm() never launches them there (kNeedsSm90a: common/chapter.cu
+// asks the GPU what its code was compiled for), and the trap is there should anything else try.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -50,7 +50,6 @@
 #include <cstdint>
 
 #include "07_wgmma/tma.cuh"
-#include "cuda_check.cuh"
 #include "epilogue.cuh"
 
 namespace mnist::wgmma {
@@ -207,17 +206,5 @@ __device__ __forceinline__ void finish_accumulators(const GemmProblem& p,
 }
 
 #endif  // sm_90a
-
-// Whether the GPU is compute capability 9.0, asked once: the trainer uses one GPU throughout.
-inline bool on_hopper() {
-  static const bool hopper = [] {
-    int device = 0, major = 0, minor = 0;
-    CUDA_CHECK(cudaGetDevice(&device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-    return major == 9 && minor == 0;
-  }();
-  return hopper;
-}
 
 }  // namespace mnist::wgmma

@@ -60,6 +60,9 @@ using namespace wgmma;
 constexpr bool kFusedEpilogue = true;
 constexpr bool kReplayStepAsGraph = true;
 
+// Chapter 07's instructions and setmaxnreg: an H100-class GPU and a build with sm_90a code.
+constexpr bool kNeedsSm90a = true;
+
 constexpr int kBlockTileM = 128;      // rows of C per block tile: 64 per consumer warpgroup
 constexpr int kBlockTileN = kWgmmaN;  // 256 columns of C
 constexpr int kConsumers = kBlockTileM / kWgmmaM;                    // 2 consumer warpgroups

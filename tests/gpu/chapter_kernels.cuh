@@ -3,13 +3,9 @@
 // dispatched fails both.
 #pragma once
 
-#include <cuda_runtime.h>
-
 #include <cstring>
 #include <stdexcept>
 #include <string>
-
-#include "cuda_check.cuh"
 
 namespace mnist::testing {
 
@@ -20,9 +16,9 @@ struct ChapterKernels {
   // Its split-K reduction, where the chapter splits K itself (choose_split in
   // chapters/05_split_k/split_k.cuh); null otherwise.
   const char* sum_splits;
-  // Takes only the products wgmma_takes() allows (chapters/07_wgmma/dispatch.cuh: an H100,
-  // operands TMA can read, K of 4 tiles or more, no split by chapter 06) and gives every other
-  // product to chapter 06's kernels.
+  // Takes only the products wgmma_takes() allows (chapters/07_wgmma/dispatch.cuh: operands TMA
+  // can read, K of 4 tiles or more, no split by chapter 06) and gives every other product to
+  // chapter 06's kernels.
   bool wgmma_dispatch;
 };
 
@@ -54,15 +50,6 @@ inline const ChapterKernels& chapter_kernels(const char* chapter) {
   }
   throw std::invalid_argument(std::string("no kernels listed for chapter ") + chapter +
                               " in tests/gpu/chapter_kernels.cuh");
-}
-
-// Compute capability 9.0, where wgmma_takes() can say yes (on_hopper in chapters/07_wgmma).
-inline bool on_hopper() {
-  int device = 0, major = 0, minor = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  return major == 9 && minor == 0;
 }
 
 }  // namespace mnist::testing
