@@ -94,7 +94,8 @@ fi
 if command -v cuobjdump >/dev/null; then
   with_sass=()
   for target in "${targets[@]}"; do
-    [ -n "$(cuobjdump --list-elf "$build/$target" 2>/dev/null)" ] && with_sass+=("$target")
+    elf=$(cuobjdump --list-elf "$build/$target" 2>/dev/null)
+    [ -n "$elf" ] && with_sass+=("$target") && printf '%s:\n%s\n' "$target" "$elf" >>"$logs/elf_list.txt"
     cuobjdump --list-ptx "$build/$target" >>"$logs/ptx_list.txt" 2>&1
   done
   ptx=$(grep -oE 'sm_[0-9]+a?\.ptx' "$logs/ptx_list.txt" | sort -u | tr '\n' ' ')

@@ -16,7 +16,7 @@ mkdir -p "$logs"
 # The runs are independent (no test here compares free device memory), and compute-sanitizer
 # spends most of its time on the host, so several run at once: SANITIZE_JOBS (default 8).
 jobs_max=${SANITIZE_JOBS:-8}
-run_timeout=${SANITIZE_TIMEOUT:-300}  # seconds per run: a hung or very slow run fails alone
+run_timeout=${SANITIZE_TIMEOUT:-600}  # seconds per run: a hung or very slow run fails alone
 labels=()
 # sanitize TOOL LABEL COMMAND...: one compute-sanitizer run in the background, its log in
 # $logs/LABEL.txt and its verdict in $logs/LABEL.status; reported in order at the end.

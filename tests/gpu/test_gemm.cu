@@ -620,7 +620,10 @@ void check_epilogue(const Product& product, EpilogueKind kind, float* workspace,
   // (cudaFuncSetAttribute, occupancy queries, the TMA encoder's address), and CUDA loads a kernel's
   // module lazily: a first launch here, outside the capture, does both, since global capture
   // mode may refuse such calls (the trainer records its steps in relaxed mode for this reason).
-  // Its outputs are overwritten: every run below poisons them first.
+  // Its outputs are overwritten: every run below poisons them first. Its inputs must be there:
+  // kSgd reads the master weights (compute-sanitizer's initcheck saw this launch read them
+  // uninitialised, 2026-11-23).
+  buffers.master.upload(inputs.master);
   for (float* scratch : {workspace, static_cast<float*>(nullptr)}) {
     gemm(with_scratch(scratch), launches.stream);
   }
