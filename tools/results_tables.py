@@ -9,8 +9,9 @@ A table lives between two markers:
 
 The spec is one line of JSON:
   "file"     the CSV, relative to the repository root; a glob pattern (e.g.
-             "docs/results/ladder/squares_07_wgmma_*.csv") takes every match, in sorted order, as
-             one CSV, a column missing from one of them shown as "-"
+             "docs/results/ladder/squares_07_wgmma_*.csv"; "**" also matches subfolders) takes
+             every match, in sorted order, as one CSV, a column missing from one of them shown
+             as "-"
   "columns"  the CSV columns to show, in order
   "headers"  optional, the column titles (same length as "columns"; default: the column names)
   "where"    optional, {column: value or [values]}: keep only those rows, in file order
@@ -71,7 +72,7 @@ def same_value(cell, wanted):
 def read_rows(root, pattern):
     """The rows of the CSV(s) named by pattern, each a dict, and the files read."""
     if any(c in pattern for c in "*?["):
-        paths = sorted(glob.glob(os.path.join(root, pattern)))
+        paths = sorted(glob.glob(os.path.join(root, pattern), recursive=True))
         if not paths:
             raise SpecError(f"no file matches {pattern}")
     else:
@@ -162,8 +163,14 @@ def render(spec, root, doc_path):
 
     target = os.path.relpath(os.path.join(root, spec["file"]),
                              os.path.join(root, os.path.dirname(doc_path)))
-    if several:
-        target = os.path.dirname(target) + "/"
+    if several:  # a glob: link the folder above its first wildcard
+        fixed = []
+        for part in spec["file"].split("/"):
+            if any(c in part for c in "*?["):
+                break
+            fixed.append(part)
+        target = os.path.relpath(os.path.join(root, *fixed),
+                                 os.path.join(root, os.path.dirname(doc_path))) + "/"
     source = [f"Source: [{spec['file']}]({target})"]
     for name in ("date", "gpu"):
         seen = []
