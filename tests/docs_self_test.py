@@ -21,7 +21,7 @@ CSV_B = "date,gpu,case,tflops\n2026-01-02,GPU X,square,20\n"
 SPEC = ('{"file": "docs/results/a.csv", "where": {"case": "square"}, "columns": ["case", '
         '"tflops", "fraction"], "headers": ["case", "TFLOP/s", "share"], "format": {"tflops": '
         '"{:.1f}", "fraction": "{:.0%}"}}')
-GLOB_SPEC = '{"file": "docs/results/*.csv", "columns": ["case", "fraction"]}'
+GLOB_SPEC = '{"file": "docs/results/**/*.csv", "columns": ["case", "fraction"]}'
 DOC = f"""# A lesson
 
 <!-- excerpt: code.txt:2-4 -->
@@ -65,13 +65,13 @@ GLOB_TABLE = """
 | small | 0.25 |
 | square | - |
 
-Source: [docs/results/*.csv](results/), 2026-01-01, 2026-01-02, GPU X
+Source: [docs/results/**/*.csv](results/), 2026-01-01, 2026-01-02, GPU X
 
 """
 
 
 def make(root):
-    files = {"code.txt": CODE, "docs/results/a.csv": CSV_A, "docs/results/b.csv": CSV_B,
+    files = {"code.txt": CODE, "docs/results/a.csv": CSV_A, "docs/results/more/b.csv": CSV_B,
              "docs/a.md": DOC, "docs/glossary.md": GLOSSARY, "README.md": README}
     for path, text in files.items():
         os.makedirs(os.path.dirname(os.path.join(root, path)) or root, exist_ok=True)
