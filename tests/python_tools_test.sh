@@ -6,6 +6,10 @@
 #   tests/python_tools_test.sh pytorch-self-test SOURCE_ROOT DATA_DIR
 #       bench/pytorch_mlp.py --self-test prints exactly what the C++ (rng.hpp, model.cpp,
 #       dataset.cpp) gives for the same calls: generator, initial weights, epoch orders, pixels
+#   tests/python_tools_test.sh docs SOURCE_ROOT
+#       tools/check_docs.py on README.md and docs/: excerpts, links, anchors, generated tables
+#   tests/python_tools_test.sh docs-self-test SOURCE_ROOT
+#       tests/docs_self_test.py: check_docs.py and results_tables.py fail on broken docs
 # Exit status 77 (SKIP) when no Python has the modules (Debian: apt-get install python3-seaborn),
 # unless MNIST_REQUIRE_PYTHON_TOOLS=1 (set by .ci/run) makes that a failure.
 set -u
@@ -123,8 +127,23 @@ pytorch_self_test() {
     "$(cat "$scratch/stderr")"
 }
 
+# The docs' checker needs no module beyond Python's own.
+docs() {
+  local python
+  python=$(find_python json) || exit $?
+  "$python" "$root/tools/check_docs.py" --root "$root" || fail "tools/check_docs.py (above)"
+}
+
+docs_self_test() {
+  local python
+  python=$(find_python json) || exit $?
+  "$python" "$root/tests/docs_self_test.py" "$root" || fail "tests/docs_self_test.py (above)"
+}
+
 case $mode in
   plots) plots ;;
   pytorch-self-test) pytorch_self_test "$3" ;;
-  *) fail "unknown mode '$mode' (plots or pytorch-self-test)" ;;
+  docs) docs ;;
+  docs-self-test) docs_self_test ;;
+  *) fail "unknown mode '$mode' (plots, pytorch-self-test, docs or docs-self-test)" ;;
 esac
