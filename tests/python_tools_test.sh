@@ -4,7 +4,8 @@
 #       tools/plot_comparison.py draws every figure and the table from the synthetic CSVs in
 #       tests/data/plots/ (curves equal at every step drawn once, a missing point marked), and
 #       skips (without failing) when it has no inputs at all; tools/plot.py draws its figures
-#       from docs/results/
+#       from docs/results/; tools/draw_concepts.py draws the eight concept figures, the same
+#       bytes every run, and stops with an error when a header no longer has a constant it uses
 #   tests/python_tools_test.sh pytorch-self-test SOURCE_ROOT DATA_DIR
 #       bench/pytorch_mlp.py --self-test prints exactly what the C++ (rng.hpp, model.cpp,
 #       dataset.cpp) gives for the same calls: generator, initial weights, epoch orders, pixels
@@ -49,7 +50,7 @@ is_png() {
 
 plots() {
   local python figures=$scratch/figures output
-  python=$(find_python seaborn pandas matplotlib) || exit $?
+  python=$(find_python seaborn pandas matplotlib numpy) || exit $?
   output=$("$python" "$root/tools/plot_comparison.py" --results "$root/tests/data/plots" \
     --figures "$figures" 2>&1) || fail "plot_comparison.py on tests/data/plots: $output"
   ! grep -i skipped <<<"$output" || fail "a figure was skipped on complete inputs"
@@ -98,8 +99,37 @@ plots() {
   for png in loss_curves gemm_tflops epilogue_versions; do
     is_png "$scratch/chapter_figures/$png.png" || fail "plot.py: $png.png missing or not a PNG"
   done
+
+  # The concept figures: all eight, the same bytes twice, and a constant the script cannot find
+  # in its header stops it with one error line.
+  local concepts=(concept_01_naive concept_02_tiles concept_03_fragments concept_04_ring
+    concept_05_split_k concept_06_epilogue concept_07_tma_ring concept_08_roles)
+  output=$("$python" "$root/tools/draw_concepts.py" "$scratch/concepts" 2>&1) ||
+    fail "draw_concepts.py: $output"
+  output=$("$python" "$root/tools/draw_concepts.py" "$scratch/concepts_again" 2>&1) ||
+    fail "draw_concepts.py (second run): $output"
+  for png in "${concepts[@]}"; do
+    is_png "$scratch/concepts/$png.png" || fail "draw_concepts.py: $png.png missing or not a PNG"
+    cmp -s "$scratch/concepts/$png.png" "$scratch/concepts_again/$png.png" ||
+      fail "draw_concepts.py: $png.png differs between two runs"
+  done
+  local written
+  written=$(find "$scratch/concepts" -type f | wc -l)
+  [ "$written" -eq ${#concepts[@]} ] || fail "draw_concepts.py wrote $written files"
+  local copy=$scratch/repository
+  mkdir -p "$copy/tools"
+  cp "$root/tools/draw_concepts.py" "$copy/tools/"
+  cp -r "$root/chapters" "$root/common" "$copy/"
+  sed -i 's/^constexpr int kStages = /constexpr int kRingStages = /' \
+    "$copy/chapters/04_cp_async/gemm.cuh"
+  if output=$("$python" "$copy/tools/draw_concepts.py" "$scratch/renamed" 2>&1); then
+    fail "draw_concepts.py ran although chapter 04's kStages was renamed"
+  fi
+  grep -q '^error: chapters/04_cp_async/gemm.cuh .*kStages' <<<"$output" ||
+    fail "draw_concepts.py with kStages renamed: $output"
   echo "plots: comparison figures and table from tests/data/plots (equal curves found, a" \
-    "missing point marked; no inputs: 2 skips), plot.py on docs/results"
+    "missing point marked; no inputs: 2 skips), plot.py on docs/results, ${#concepts[@]}" \
+    "concept figures drawn twice, the same bytes; a renamed constant stops draw_concepts.py"
 }
 
 # From a throwaway C++ program calling SplitMix64, stream, init_params({784, 1024, 1024, 1024,
