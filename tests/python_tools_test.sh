@@ -2,7 +2,10 @@
 # The Python tools outside the build, from the outside (meson test, suite cpu):
 #   tests/python_tools_test.sh plots SOURCE_ROOT
 #       tools/plot_comparison.py draws every figure and the table from the synthetic CSVs in
-#       tests/data/plots/, and skips (without failing) when it has no inputs at all
+#       tests/data/plots/ (curves equal at every step drawn once, a missing point marked), and
+#       skips (without failing) when it has no inputs at all; tools/plot.py draws its figures
+#       from docs/results/; tools/draw_concepts.py draws the eight concept figures, the same
+#       bytes every run, and stops with an error when a header no longer has a constant it uses
 #   tests/python_tools_test.sh pytorch-self-test SOURCE_ROOT DATA_DIR
 #       bench/pytorch_mlp.py --self-test prints exactly what the C++ (rng.hpp, model.cpp,
 #       dataset.cpp) gives for the same calls: generator, initial weights, epoch orders, pixels
@@ -51,14 +54,15 @@ is_png() {
 
 plots() {
   local python figures=$scratch/figures output
-  python=$(find_python seaborn pandas matplotlib) || exit $?
+  python=$(find_python seaborn pandas matplotlib numpy) || exit $?
   output=$("$python" "$root/tools/plot_comparison.py" --results "$root/tests/data/plots" \
     --figures "$figures" 2>&1) || fail "plot_comparison.py on tests/data/plots: $output"
   ! grep -i skipped <<<"$output" || fail "a figure was skipped on complete inputs"
   local png
-  for png in comparison_time comparison_speedup comparison_loss comparison_gemm; do
+  for png in comparison_time comparison_speedup comparison_loss; do
     is_png "$figures/$png.png" || fail "$png.png missing, empty or not a PNG"
   done
+  [ ! -e "$figures/comparison_gemm.png" ] || fail "comparison_gemm.png is drawn again"
   local table=$figures/comparison_table.md rows
   [ -s "$table" ] || fail "comparison_table.md missing or empty"
   # 2 batch sizes x 3 hidden widths; the newest chapter, then the PyTorch variants in order.
@@ -71,12 +75,65 @@ plots() {
     fail "table row batch 32 hidden 1024 is wrong"
   grep -qxF "$header" <<<"$output" || fail "the table was not printed"
 
+  # A chapter whose losses equal chapter 05's at every step is drawn once, with 05 as the
+  # reference; a missing point is marked.
+  local edited=$scratch/edited
+  cp -r "$root/tests/data/plots" "$edited"
+  sed 's/^05_split_k,/06_fused_step,/' "$root/tests/data/plots/loss_05_split_k.csv" \
+    >"$edited/loss_06_fused_step.csv"
+  grep -v '^2000-01-01,.*,pytorch_compile,pytorch,256,4096,' \
+    "$root/tests/data/plots/comparison_pytorch.csv" >"$edited/comparison_pytorch.csv"
+  output=$("$python" "$root/tools/plot_comparison.py" --results "$edited" \
+    --figures "$scratch/edited_figures" 2>&1) || fail "plot_comparison.py on edited CSVs: $output"
+  grep -qxF 'equal at every step: 05_split_k = 06_fused_step' <<<"$output" ||
+    fail "the equal curves of 05 and 06 were not found: $output"
+  grep -qxF 'marked missing point: pytorch_compile at batch 256, hidden 4096' <<<"$output" ||
+    fail "the missing point was not marked: $output"
+  is_png "$scratch/edited_figures/comparison_loss.png" || fail "comparison_loss.png (edited)"
+
   mkdir "$scratch/empty"
   output=$("$python" "$root/tools/plot_comparison.py" --results "$scratch/empty" \
     --figures "$scratch/none" 2>&1) || fail "plot_comparison.py without inputs: $output"
-  [ "$(grep -c '^skipped' <<<"$output")" -eq 3 ] || fail "without inputs: $output"
+  [ "$(grep -c '^skipped' <<<"$output")" -eq 2 ] || fail "without inputs: $output"
   [ -z "$(ls -A "$scratch/none")" ] || fail "without inputs it wrote $(ls "$scratch/none")"
-  echo "plot_comparison: 4 figures and the table from tests/data/plots; no inputs: 3 skips"
+
+  # tools/plot.py on the committed results.
+  output=$("$python" "$root/tools/plot.py" "$root/docs/results" "$scratch/chapter_figures" 2>&1) ||
+    fail "plot.py on docs/results: $output"
+  for png in loss_curves gemm_tflops epilogue_versions; do
+    is_png "$scratch/chapter_figures/$png.png" || fail "plot.py: $png.png missing or not a PNG"
+  done
+
+  # The concept figures: all eight, the same bytes twice, and a constant the script cannot find
+  # in its header stops it with one error line.
+  local concepts=(concept_01_naive concept_02_tiles concept_03_fragments concept_04_ring
+    concept_05_split_k concept_06_epilogue concept_07_tma_ring concept_08_roles)
+  output=$("$python" "$root/tools/draw_concepts.py" "$scratch/concepts" 2>&1) ||
+    fail "draw_concepts.py: $output"
+  output=$("$python" "$root/tools/draw_concepts.py" "$scratch/concepts_again" 2>&1) ||
+    fail "draw_concepts.py (second run): $output"
+  for png in "${concepts[@]}"; do
+    is_png "$scratch/concepts/$png.png" || fail "draw_concepts.py: $png.png missing or not a PNG"
+    cmp -s "$scratch/concepts/$png.png" "$scratch/concepts_again/$png.png" ||
+      fail "draw_concepts.py: $png.png differs between two runs"
+  done
+  local written
+  written=$(find "$scratch/concepts" -type f | wc -l)
+  [ "$written" -eq ${#concepts[@]} ] || fail "draw_concepts.py wrote $written files"
+  local copy=$scratch/repository
+  mkdir -p "$copy/tools"
+  cp "$root/tools/draw_concepts.py" "$copy/tools/"
+  cp -r "$root/chapters" "$root/common" "$copy/"
+  sed -i 's/^constexpr int kStages = /constexpr int kRingStages = /' \
+    "$copy/chapters/04_cp_async/gemm.cuh"
+  if output=$("$python" "$copy/tools/draw_concepts.py" "$scratch/renamed" 2>&1); then
+    fail "draw_concepts.py ran although chapter 04's kStages was renamed"
+  fi
+  grep -q '^error: chapters/04_cp_async/gemm.cuh .*kStages' <<<"$output" ||
+    fail "draw_concepts.py with kStages renamed: $output"
+  echo "plots: comparison figures and table from tests/data/plots (equal curves found, a" \
+    "missing point marked; no inputs: 2 skips), plot.py on docs/results, ${#concepts[@]}" \
+    "concept figures drawn twice, the same bytes; a renamed constant stops draw_concepts.py"
 }
 
 # From a throwaway C++ program calling SplitMix64, stream, init_params({784, 1024, 1024, 1024,

@@ -3,10 +3,16 @@
 
     python3 tools/plot.py [RESULTS_DIR] [FIGURES_DIR]
 
-Reads only CSVs: <chapter>_steps.csv and <chapter>_epochs.csv written by the trainers
-(--out-dir), gemm_<chapter>.csv written by bench_gemm_<chapter> (--csv), and
-06_fused_step/epilogue_versions.csv (ms per step of each version of chapter 06's epilogue, taken
-from the run logs it names).
+Reads only CSVs: <chapter>_steps.csv written by the trainers (--out-dir), gemm_<chapter>.csv
+written by bench_gemm_<chapter> (--csv), and 06_fused_step/epilogue_versions.csv (ms per step of
+each version of chapter 06's epilogue, taken from the run logs it names). Writes:
+  loss_curves.png        the reference chapter's loss over the whole run, and every other
+                         chapter's difference from it (chapters equal at every step drawn once;
+                         a chapter of the repository without a CSV named)
+  gemm_tflops.png        TFLOP/s of each chapter and cuBLAS (median of the processes, their
+                         range as a line) at the headline shapes; a shape a chapter has no row
+                         for is marked "not timed"
+  epilogue_versions.png  chapter 06's epilogue, version by version
 """
 import glob
 import os
@@ -18,6 +24,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+
+from plot_comparison import (absent_chapters, implementation_order, palette,  # noqa: E402
+                             plot_loss_differences, save)
 
 SMOOTHING_STEPS = 100
 # The GEMM figure shows these benchmark cases (of the ~50 that bench_gemm times), in this order.
@@ -34,15 +43,19 @@ def loss_curves(results, figures):
     steps = read_all(os.path.join(results, "*_steps.csv"))
     if steps is None:
         return
-    steps["smoothed loss"] = steps.groupby("chapter")["loss"].transform(
-        lambda x: x.rolling(SMOOTHING_STEPS, min_periods=1).mean())
-    fig, ax = plt.subplots(figsize=(7, 4))
-    sns.lineplot(data=steps, x="step", y="smoothed loss", hue="chapter", ax=ax)
-    ax.set_yscale("log")
-    ax.set_title(f"Training loss (mean of {SMOOTHING_STEPS} steps), batch 32, default model")
-    fig.tight_layout()
-    fig.savefig(os.path.join(figures, "loss_curves.png"), dpi=120)
-    plt.close(fig)
+    curves = {chapter: rows.set_index("step")["loss"].sort_index()
+              for chapter, rows in steps.groupby("chapter")}
+    epoch_steps = int(steps[steps["epoch"] == steps["epoch"].min()]["step"].max())
+    title = f"Training loss over {steps['epoch'].nunique()} epochs"
+    # The model, batch and GPU from the runs' epoch CSVs, where there are any.
+    epochs = read_all(os.path.join(results, "*_epochs.csv"))
+    if epochs is not None:
+        join = lambda column: " / ".join(str(v) for v in sorted(epochs[column].unique()))  # noqa
+        title += (f", {join('layers')}, batch {join('batch')}, same initial weights and batch "
+                  f"order\n{join('gpu')}")
+    plot_loss_differences(curves, palette(curves), SMOOTHING_STEPS, title, "step", figures,
+                          "loss_curves.png", epoch_steps=epoch_steps,
+                          absent=absent_chapters(curves))
 
 
 def gemm_throughput(results, figures):
@@ -54,25 +67,51 @@ def gemm_throughput(results, figures):
     ours_column = "chapter_graph_tflops" if graph else "chapter_tflops"
     cublas_column = "cublas_graph_tflops" if graph else "cublas_tflops"
     gemm = gemm[gemm["case"].isin(HEADLINE_CASES)]
-    cublas = gemm.groupby("case", as_index=False)[cublas_column].median().rename(
-        columns={cublas_column: "tflops"}).assign(kernel="cuBLAS")
-    ours = gemm[["case", ours_column, "chapter"]].rename(
-        columns={ours_column: "tflops", "chapter": "kernel"})
-    bars = pd.concat([ours, cublas], ignore_index=True)
+    cases = [c for c in HEADLINE_CASES if c in set(gemm["case"])]
+    chapters = implementation_order(gemm["chapter"].unique())
+    colors = palette(chapters)
+    kernels = chapters + ["cuBLAS"]
     shapes = gemm.drop_duplicates("case").set_index("case")
-    bars["case"] = bars["case"].map(lambda c: f"{c} ({shapes.m[c]}x{shapes.n[c]}x{shapes.k[c]})")
-    order = [f"{c} ({shapes.m[c]}x{shapes.n[c]}x{shapes.k[c]})" for c in HEADLINE_CASES
-             if c in shapes.index]
-    fig, ax = plt.subplots(figsize=(10, 0.6 * len(order) + 1.5))
-    sns.barplot(data=bars, y="case", x="tflops", hue="kernel", order=order, orient="h", ax=ax)
-    sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1), title="")
+    bar = 0.8 / len(kernels)
+    fig, ax = plt.subplots(figsize=(11, 0.14 * len(cases) * len(kernels) + 1.8))
+    for i, case in enumerate(cases):
+        rows = gemm[gemm["case"] == case]
+        for j, kernel in enumerate(kernels):
+            y = i + (j - (len(kernels) - 1) / 2) * bar
+            if kernel == "cuBLAS":  # one per process: the median, and the range as a line
+                values = rows[cublas_column]
+                ax.barh(y, values.median(), height=bar, color=colors["cublas"],
+                        label="cuBLAS" if i == 0 else None)
+                ax.plot([values.min(), values.max()], [y, y], color="#999999", linewidth=2.5,
+                        solid_capstyle="butt")
+                ax.text(values.max() * 1.08, y, "cuBLAS", va="center", fontsize=8)
+                continue
+            value = rows.loc[rows["chapter"] == kernel, ours_column]
+            if value.empty:
+                ax.text(0.02, y, f"{kernel}: not timed", transform=ax.get_yaxis_transform(),
+                        va="center", ha="left", fontsize=8, color="#444444")
+                print(f"gemm_tflops.png: no row for {kernel} at '{case}', marked not timed")
+                continue
+            ax.barh(y, value.iloc[0], height=bar, color=colors[kernel],
+                    label=kernel if i == 0 else None)
+            # The chapter's number at the bar's end: neighbouring colours are close.
+            ax.text(value.iloc[0] * 1.08, y, kernel[:2], va="center", fontsize=8)
+    ax.set_yticks(range(len(cases)))
+    ax.set_yticklabels([f"{c}\n({shapes.m[c]} x {shapes.n[c]} x {shapes.k[c]})" for c in cases])
+    ax.invert_yaxis()
     ax.set_xscale("log")
-    ax.set_xlabel("TFLOP/s (log scale)" + (", CUDA-graph replay" if graph else ""))
-    ax.set_ylabel("")
+    ax.set_xlim(right=max(gemm[ours_column].max(), gemm[cublas_column].max()) * 3)
+    ax.set_xlabel("TFLOP/s (log scale)" + (", CUDA-graph replay" if graph else "") +
+                  "; grey line: cuBLAS's range over the processes, bar: its median")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    ax.grid(axis="y", visible=False)
     ax.set_title(f"GEMM, fp16 in, fp32 accumulate\n{gemm['gpu'].iloc[0]}, {gemm['date'].iloc[0]}")
+    absent = absent_chapters(chapters)
+    if absent:
+        fig.text(0.01, 0.005, f"No gemm CSV: {', '.join(absent)}.", fontsize=10,
+                 color="#444444")
     fig.tight_layout()
-    fig.savefig(os.path.join(figures, "gemm_tflops.png"), dpi=120)
-    plt.close(fig)
+    save(fig, figures, "gemm_tflops.png")
 
 
 def epilogue_versions(results, figures):
@@ -86,15 +125,15 @@ def epilogue_versions(results, figures):
     baseline = versions.groupby("model")["ms_per_step"].transform("first")
     versions["relative"] = versions["ms_per_step"] / baseline
     fig, ax = plt.subplots(figsize=(10, 4))
-    sns.barplot(data=versions, x="model", y="relative", hue="version", ax=ax)
+    sns.barplot(data=versions, x="model", y="relative", hue="version", palette="colorblind",
+                ax=ax)
     sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1), title="")
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xlabel("")
     ax.set_ylabel("ms per step, relative to the first bar")
     ax.set_title("One training step of 784-h-h-h-10: chapter 06, version by version")
     fig.tight_layout()
-    fig.savefig(os.path.join(figures, "epilogue_versions.png"), dpi=120)
-    plt.close(fig)
+    save(fig, figures, "epilogue_versions.png")
 
 
 def main():

@@ -2,23 +2,22 @@
 """Draws the comparison of the chapters, cuBLAS and PyTorch from its CSVs, and the table of the
 newest chapter's speed-up over PyTorch.
 
-    python3 tools/plot_comparison.py [--results docs/results/comparison]
-        [--gemm-results DIR] [--figures docs/figures]
+    python3 tools/plot_comparison.py [--results docs/results/comparison] [--figures docs/figures]
 
 Reads only CSVs; each is optional, and a figure whose inputs are missing is skipped with a
 message:
   RESULTS/comparison.csv          bench/compare.py: chapters and cuBLAS (kind chapter, cublas)
   RESULTS/comparison_pytorch.csv  bench/pytorch_mlp.py: the PyTorch variants (kind pytorch)
   RESULTS/loss_*.csv              the first epoch's loss at every step, one implementation each
-  GEMM/gemm_*.csv                 bench_gemm_<chapter> --csv (GEMM: --gemm-results, default
-                                  RESULTS); CUDA-graph replay times where the file has them
 Writes into FIGURES:
   comparison_time.png      ms per epoch against the hidden width, log-log, a panel per batch
   comparison_speedup.png   the newest chapter's speed-up over each PyTorch variant
-  comparison_loss.png      the smoothed loss curves, and each one's distance from the newest
-                           chapter's
-  comparison_gemm.png      TFLOP/s of every chapter and cuBLAS, a group of bars per GEMM shape
+  comparison_loss.png      the reference loss curve and every other curve's difference from it
+                           (curves equal at every step drawn once)
   comparison_table.md      the speed-up table in Markdown for the README, also printed
+A point missing from a curve (a batch and hidden width without a row) is marked on the figure,
+and so is a chapter of the repository that the CSVs do not have. tools/plot.py draws its loss
+figure with plot_loss_differences() from here.
 """
 import argparse
 import glob
@@ -35,10 +34,12 @@ import seaborn as sns  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator  # noqa: E402
 
 SMOOTHING_STEPS = 100  # at most; a tenth of a shorter curve
-# The GEMM figure's shapes (of the ~50 that bench_gemm times), in this order, where present.
-GEMM_CASES = ["square 4096", "square 8192", "b32 h1024 L2 forward", "b32 h8192 L2 forward",
-              "b256 h8192 L2 forward", "splitk 32x784x8192", "splitk 32x1024x1024"]
 CHAPTER_NAME = re.compile(r"^(\d+)_")
+CHAPTERS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "chapters")
+# Colours: the chapters along a colour-blind-safe sequential scale in ladder order, cuBLAS black,
+# PyTorch's variants in Okabe and Ito's vermillion, orange and reddish purple.
+CUBLAS_COLOR = "#000000"
+PYTORCH_COLORS = ["#D55E00", "#E69F00", "#CC79A7", "#56B4E9"]
 # bench/pytorch_mlp.py's variants from the least to the most effort; others follow by name.
 PYTORCH_ORDER = ["pytorch_eager", "pytorch_compile", "pytorch_compile_no_cudagraphs",
                  "pytorch_cudagraph"]
@@ -90,7 +91,8 @@ def provenance(frame):
 
 def save(figure, figures, name):
     path = os.path.join(figures, name)
-    figure.savefig(path, dpi=120, bbox_inches="tight")
+    # No "Software" entry (the matplotlib version): the bytes then depend on the drawing only.
+    figure.savefig(path, dpi=120, bbox_inches="tight", metadata={"Software": None})
     plt.close(figure)
     print(f"wrote {path}")
 
@@ -113,6 +115,45 @@ def hidden_axes(grid, hiddens, unit="", subs=(1, 2, 5)):
         log_y(ax, unit, subs)
 
 
+def repository_chapters():
+    """The chapters of this repository (chapters/NN_name), in order."""
+    return sorted(name for name in os.listdir(CHAPTERS_DIR) if CHAPTER_NAME.match(name))
+
+
+def absent_chapters(names):
+    """The repository's chapters that are not among `names`."""
+    return [chapter for chapter in repository_chapters() if chapter not in set(names)]
+
+
+def note_absent_chapters(figure, names):
+    """A line under the figure naming the repository's chapters that its CSVs do not have."""
+    absent = absent_chapters(names)
+    if absent:
+        figure.text(0.01, -0.03, f"Not in these CSVs: {', '.join(absent)}.", fontsize=11,
+                    ha="left", va="top", color="#444444")
+        print(f"noted absent chapters: {', '.join(absent)}")
+
+
+def mark_missing(grid, frame, colors, top=True):
+    """Writes 'not measured' at the hidden width where an implementation of a panel has no row
+    though other implementations of the panel have one, in the implementation's colour, at the
+    top of the panel or at its bottom."""
+    for batch, ax in grid.axes_dict.items():
+        panel = frame[frame["batch"] == batch]
+        hiddens = set(panel["hidden"])
+        marks = 0
+        for name in implementation_order(panel["implementation"]):
+            measured = set(panel.loc[panel["implementation"] == name, "hidden"])
+            for hidden in sorted(hiddens - measured):
+                y = 0.97 - 0.12 * marks if top else 0.03 + 0.12 * marks
+                ax.text(hidden, y, f"{name}:\nnot measured", color=colors[name],
+                        transform=ax.get_xaxis_transform(), ha="right",
+                        va="top" if top else "bottom", fontsize=9,
+                        bbox=dict(facecolor="white", edgecolor=colors[name], pad=2))
+                marks += 1
+                print(f"marked missing point: {name} at batch {batch}, hidden {hidden}")
+
+
 def plot_time(timings, colors, figures):
     """(a) ms per epoch against the hidden width, one line per implementation."""
     grid = sns.relplot(data=timings, x="hidden", y="ms_per_epoch", hue="implementation",
@@ -126,6 +167,8 @@ def plot_time(timings, colors, figures):
     grid.set_titles("batch {col_name}")
     grid.figure.suptitle(f"One training epoch (60000 images), fp16 GEMMs, fp32 weights\n"
                          f"{provenance(timings)}", y=1.07)
+    mark_missing(grid, timings, colors, top=False)
+    note_absent_chapters(grid.figure, timings["implementation"])
     save(grid.figure, figures, "comparison_time.png")
 
 
@@ -152,6 +195,7 @@ def plot_speedup(ratios, chapter, colors, figures):
     grid.set_titles("batch {col_name}")
     grid.figure.suptitle(f"Speed-up of {chapter} over PyTorch per epoch (above 1x: {chapter} is "
                          f"faster)\n{provenance(ratios)}", y=1.07)
+    mark_missing(grid, ratios, colors)
     save(grid.figure, figures, "comparison_speedup.png")
 
 
@@ -176,114 +220,121 @@ def speedup_table(ratios, chapter, timings):
     return "\n".join(lines) + "\n"
 
 
-def smoothed_losses(losses):
-    """The loss curves with `smoothed` (rolling mean, shorter over the first steps) and
-    `distance` (the full-window mean of the step-by-step difference from the newest chapter's
-    curve, else the first implementation's); and the window."""
-    longest = losses.groupby("implementation")["step"].count().max()
-    window = min(SMOOTHING_STEPS, max(1, longest // 10))
-    losses = losses.sort_values(["implementation", "step"]).copy()
-    by_implementation = losses.groupby("implementation")["loss"]
-    losses["smoothed"] = by_implementation.transform(
-        lambda x: x.rolling(window, min_periods=1).mean())
-    names = implementation_order(losses["implementation"])
-    reference = newest_chapter(names) or names[0]
-    reference_curve = losses[losses["implementation"] == reference].set_index("step")["loss"]
-    losses["distance"] = (losses["loss"] - losses["step"].map(reference_curve)).groupby(
-        losses["implementation"]).transform(lambda x: x.rolling(window).mean())
-    return losses, window, reference
+def coinciding_groups(curves, order):
+    """The names of `curves` (name -> Series of loss by step) in groups whose curves are equal at
+    every step, each group and the groups in `order`."""
+    groups = []
+    for name in order:
+        for group in groups:
+            if curves[group[0]].equals(curves[name]):
+                group.append(name)
+                break
+        else:
+            groups.append([name])
+    return groups
+
+
+def group_label(group):
+    """'05_split_k = 06_fused_step = ...' on lines of at most two names."""
+    lines = [" = ".join(group[i:i + 2]) for i in range(0, len(group), 2)]
+    return " =\n".join(lines)
+
+
+def plot_loss_differences(curves, colors, window, title, xlabel, figures, name,
+                          epoch_steps=None, absent=()):
+    """The reference loss curve (smoothed, top) and every other curve's difference from it
+    (smoothed, bottom). Curves equal at every step are one group, drawn once. The reference is
+    the group of the newest chapter (else the first curve), named by its first member, the
+    chapter whose arithmetic the later ones kept (the committed step CSVs of chapters 05-08 are
+    equal bit for bit). `absent`: names without a curve, noted on the figure."""
+    order = implementation_order(curves)
+    groups = coinciding_groups(curves, order)
+    newest = newest_chapter(order)
+    reference_group = next(group for group in groups if newest in group) if newest else groups[0]
+    reference = reference_group[0]
+    smooth = lambda series: series.rolling(window, min_periods=1).mean()  # noqa: E731
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=(11, 8), sharex=True,
+                                         gridspec_kw={"height_ratios": [1, 1.4]})
+    top.plot(curves[reference].index, smooth(curves[reference]), color=colors[reference],
+             linewidth=1.5)
+    log_y(top)
+    top.set_ylabel(f"loss, mean of {window} steps\n(log scale)")
+    top.set_title(f"The reference: {reference}'s loss", fontsize=12, loc="left")
+    bottom.axhline(0, color=colors[reference], linewidth=3,
+                   label=group_label(reference_group) + "\n(the reference)")
+    styles = {"chapter": "-", "cublas": "--", "pytorch": ":"}
+    for group in groups:
+        if group is reference_group:
+            continue
+        difference = curves[group[0]] - curves[reference]
+        bottom.plot(difference.index, smooth(difference), color=colors[group[0]],
+                    linestyle=styles[kind_of(group[0])], linewidth=1.4, label=group_label(group))
+    bottom.set_ylabel(f"loss minus {reference}'s,\nmean of {window} steps")
+    bottom.set_xlabel(xlabel)
+    bottom.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=10, frameon=False,
+                  labelspacing=0.9)
+    if epoch_steps:
+        last = max(series.index.max() for series in curves.values())
+        for ax in (top, bottom):
+            for boundary in range(epoch_steps, last, epoch_steps):
+                ax.axvline(boundary, color="#999999", linewidth=0.8, linestyle="--")
+        for boundary in range(0, last, epoch_steps):
+            top.text(boundary + epoch_steps / 2, 0.95, f"epoch {boundary // epoch_steps + 1}",
+                     transform=top.get_xaxis_transform(), ha="center", va="top", fontsize=10,
+                     color="#666666")
+    same = [group for group in groups if len(group) > 1]
+    lines = [f"Equal at every step, drawn once: {'; '.join(' = '.join(g) for g in same)}."
+             if same else "No two curves are equal at every step."]
+    if absent:
+        lines.append(f"No curve in these CSVs: {', '.join(absent)}.")
+    lines = [wrapped for line in lines for wrapped in textwrap.wrap(line, 110)]
+    figure.text(0.01, 0.005, "\n".join(lines), fontsize=10, ha="left", va="bottom",
+                color="#444444")
+    figure.suptitle(title, fontsize=13)
+    figure.tight_layout(rect=(0, 0.025 * (len(lines) + 1), 1, 1))
+    for group in same:
+        print(f"equal at every step: {' = '.join(group)}")
+    save(figure, figures, name)
 
 
 def plot_losses(losses, timings, colors, figures):
-    """(c) every implementation's first-epoch loss, smoothed, and its distance from the newest
-    chapter's."""
-    losses = losses.assign(kind=losses["implementation"].map(kind_of))
-    losses, window, reference = smoothed_losses(losses)
-    order = implementation_order(losses["implementation"])
-    figure, (left, right) = plt.subplots(1, 2, figsize=(13, 4.5))
-    for ax, column in [(left, "smoothed"), (right, "distance")]:
-        sns.lineplot(data=losses, x="step", y=column, hue="implementation", hue_order=order,
-                     palette=colors,
-                     style="kind", style_order=kind_order(order), ax=ax,
-                     legend=ax is right)
-        ax.set_xlabel("step of the first epoch")
-    log_y(left)
-    left.set_ylabel(f"training loss, mean of {window} steps (log scale)")
-    right.axhline(0, color="black", linewidth=1)
-    right.set_ylabel(f"loss minus {reference}'s, mean of {window} steps")
-    sns.move_legend(right, "upper left", bbox_to_anchor=(1.02, 1), title="")
+    """(c) the reference's first-epoch loss and every other implementation's difference from
+    it."""
+    longest = losses.groupby("implementation")["step"].count().max()
+    window = min(SMOOTHING_STEPS, max(1, longest // 10))
+    curves = {name: rows.set_index("step")["loss"].sort_index()
+              for name, rows in losses.groupby("implementation")}
     batch = " / ".join(str(b) for b in sorted(losses["batch"].unique()))
     hidden = " / ".join(str(h) for h in sorted(losses["hidden"].unique()))
-    where = f"\n{provenance(timings)}" if timings is not None else ""
-    figure.suptitle(f"Training loss over the first epoch, batch {batch}, hidden {hidden}, same "
-                    f"initial weights and batch order (rolling mean of {window} steps){where}")
-    figure.tight_layout()
-    save(figure, figures, "comparison_loss.png")
-
-
-def gemm_bars(gemm):
-    """One row per shape and kernel (each chapter, cuBLAS) with its TFLOP/s, from CUDA-graph
-    replay times where the file recorded them, else from the host-timed ones."""
-    flops = 2.0 * gemm["m"] * gemm["n"] * gemm["k"]
-    timed = {}
-    for who in ["chapter", "cublas"]:
-        ms = gemm[f"{who}_ms"]
-        if f"{who}_graph_ms" in gemm.columns:
-            ms = gemm[f"{who}_graph_ms"].fillna(ms)
-        timed[who] = flops / (ms * 1e9)
-    shape = gemm["m"].astype(str) + "x" + gemm["n"].astype(str) + "x" + gemm["k"].astype(str)
-    gemm = gemm.assign(label=gemm["case"].map(lambda case: textwrap.fill(case, 12)) + "\n(" +
-                       shape + ")")
-    ours = pd.DataFrame({"label": gemm["label"], "kernel": gemm["chapter"],
-                         "tflops": timed["chapter"]})
-    cublas = pd.DataFrame({"label": gemm["label"], "tflops": timed["cublas"]}).groupby(
-        "label", as_index=False, sort=False)["tflops"].median().assign(kernel="cuBLAS")
-    return pd.concat([ours, cublas], ignore_index=True)
-
-
-def plot_gemm(gemm, colors, figures):
-    """(d) grouped bars: TFLOP/s of every chapter and cuBLAS per GEMM shape."""
-    gemm = gemm[gemm["case"].isin(GEMM_CASES)]
-    if gemm.empty:
-        print(f"skipped comparison_gemm.png: none of the cases {', '.join(GEMM_CASES)} in the "
-              f"GEMM CSVs")
-        return
-    gemm = gemm.assign(case=pd.Categorical(gemm["case"], GEMM_CASES)).sort_values("case")
-    gemm["case"] = gemm["case"].astype(str)
-    bars = gemm_bars(gemm)
-    order = list(dict.fromkeys(bars["label"]))
-    kernels = implementation_order(gemm["chapter"]) + ["cuBLAS"]
-    graph = "chapter_graph_ms" in gemm.columns
-    figure, ax = plt.subplots(figsize=(1.9 * len(order) + 3, 5))
-    sns.barplot(data=bars, x="label", y="tflops", hue="kernel", order=order, hue_order=kernels,
-                palette={**colors, "cuBLAS": colors["cublas"]}, ax=ax)
-    sns.move_legend(ax, "upper left", bbox_to_anchor=(1.01, 1), title="")
-    log_y(ax)
-    ax.set_xlabel("")
-    ax.set_ylabel("TFLOP/s (log scale)")
-    timing = "CUDA-graph replay times where recorded" if graph else "host-timed launches"
-    ax.set_title(f"GEMM throughput, fp16 in, fp32 accumulate ({timing})\n{provenance(gemm)}")
-    save(figure, figures, "comparison_gemm.png")
+    plot_loss_differences(
+        curves, colors, window,
+        f"Training loss over the first epoch, batch {batch}, hidden {hidden}, same initial "
+        f"weights and batch order\n{provenance(timings) if timings is not None else ''}",
+        "step of the first epoch", figures, "comparison_loss.png",
+        absent=absent_chapters(curves))
 
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--results", default="docs/results/comparison",
                         help="folder of comparison.csv, comparison_pytorch.csv, loss_*.csv")
-    parser.add_argument("--gemm-results", help="folder of gemm_*.csv (default: --results)")
     parser.add_argument("--figures", default="docs/figures")
     return parser.parse_args()
 
 
-def palette(frames):
-    """One colour per implementation, the same in every figure."""
-    names = set()
-    for frame, column in frames:
-        if frame is not None:
-            names.update(frame[column].unique())
-    order = implementation_order(names | {"cublas"})
-    return dict(zip(order, sns.color_palette("tab10" if len(order) <= 10 else "husl",
-                                             len(order))))
+def palette(names):
+    """One colour per implementation, the same in every figure: the repository's chapters (and
+    any other chapter named) along viridis in order, cuBLAS black, the PyTorch variants in
+    PYTORCH_ORDER's order."""
+    names = set(names)
+    chapters = implementation_order(set(repository_chapters()) |
+                                    {name for name in names if kind_of(name) == "chapter"})
+    colors = dict(zip(chapters, sns.color_palette("viridis", len(chapters) + 1)))
+    colors["cublas"] = CUBLAS_COLOR
+    pytorch = implementation_order({name for name in names if kind_of(name) == "pytorch"})
+    for i, name in enumerate(pytorch):
+        colors[name] = PYTORCH_COLORS[i % len(PYTORCH_COLORS)]
+    return colors
 
 
 def plot_timings(timings, results, colors, figures):
@@ -311,7 +362,6 @@ def plot_timings(timings, results, colors, figures):
 def main():
     args = parse_args()
     results = args.results
-    gemm_dir = args.gemm_results or results
     os.makedirs(args.figures, exist_ok=True)
     sns.set_theme(style="whitegrid")
 
@@ -321,19 +371,17 @@ def main():
     if timings is not None and timings.empty:
         timings = None
     losses = read_csvs(sorted(glob.glob(os.path.join(results, "loss_*.csv"))))
-    gemm = read_csvs(sorted(glob.glob(os.path.join(gemm_dir, "gemm_*.csv"))))
-    colors = palette([(timings, "implementation"), (losses, "implementation"),
-                      (gemm, "chapter")])
+    names = set()
+    for frame in (timings, losses):
+        if frame is not None:
+            names.update(frame["implementation"].unique())
+    colors = palette(names)
 
     plot_timings(timings, results, colors, args.figures)
     if losses is None:
         print(f"skipped comparison_loss.png: no loss_*.csv in {results}")
     else:
         plot_losses(losses, timings, colors, args.figures)
-    if gemm is None:
-        print(f"skipped comparison_gemm.png: no gemm_*.csv in {gemm_dir}")
-    else:
-        plot_gemm(gemm, colors, args.figures)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1120 @@
+#!/usr/bin/env python3
+"""Draws the concept figure of each chapter into docs/figures/concept_NN_*.png.
+
+    python3 tools/draw_concepts.py [FIGURES_DIR]
+
+Every size, count and name in the figures comes from the chapters' headers: CONSTANTS below names
+the header and the C++ constant of each, and the script reads them (a namespace-level
+`constexpr int kName = expression;`, evaluated with the constants it names) when it starts, so
+that a figure cannot drift from the code it explains. A constant that is missing or no longer an
+integer stops the script with an `error:` line. The output is deterministic: the same inputs give
+the same PNG bytes (no randomness, no date in the files).
+"""
+import ast
+import functools
+import os
+import re
+import sys
+import textwrap
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import seaborn as sns  # noqa: E402
+from matplotlib.colors import to_rgb  # noqa: E402
+from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+# The constants the figures use: script name -> (header, C++ name). Read from the header at start.
+CONSTANTS = {
+    # chapters/01_naive/gemm.cuh
+    "naive_block_side": ("chapters/01_naive/gemm.cuh", "kBlockSide"),
+    # chapters/02_smem_tiling/gemm.cuh and smem_tile.cuh
+    "ch02_block_tile_m": ("chapters/02_smem_tiling/gemm.cuh", "kBlockTileM"),
+    "ch02_block_tile_n": ("chapters/02_smem_tiling/gemm.cuh", "kBlockTileN"),
+    "ch02_block_tile_k": ("chapters/02_smem_tiling/gemm.cuh", "kBlockTileK"),
+    "ch02_thread_tile": ("chapters/02_smem_tiling/gemm.cuh", "kThreadTile"),
+    "ch02_threads_m": ("chapters/02_smem_tiling/gemm.cuh", "kThreadsM"),
+    "ch02_threads_n": ("chapters/02_smem_tiling/gemm.cuh", "kThreadsN"),
+    "ch02_threads": ("chapters/02_smem_tiling/gemm.cuh", "kThreads"),
+    "ch02_pad": ("chapters/02_smem_tiling/smem_tile.cuh", "kPad"),
+    # chapters/03_mma_sync/mma.cuh and gemm.cuh
+    "mma_m": ("chapters/03_mma_sync/mma.cuh", "kMmaM"),
+    "mma_n": ("chapters/03_mma_sync/mma.cuh", "kMmaN"),
+    "mma_k": ("chapters/03_mma_sync/mma.cuh", "kMmaK"),
+    "ch03_warp_tile_m": ("chapters/03_mma_sync/gemm.cuh", "kWarpTileM"),
+    "ch03_warp_tile_n": ("chapters/03_mma_sync/gemm.cuh", "kWarpTileN"),
+    # chapters/04_cp_async/gemm.cuh
+    "ch04_stages": ("chapters/04_cp_async/gemm.cuh", "kStages"),
+    "ch04_block_tile_k": ("chapters/04_cp_async/gemm.cuh", "kBlockTileK"),
+    "ch04_threads": ("chapters/04_cp_async/gemm.cuh", "kThreads"),
+    # chapters/05_split_k/split_k.cuh and gemm.cuh
+    "min_k_tiles_per_split": ("chapters/05_split_k/split_k.cuh", "kMinKTilesPerSplit"),
+    "max_splits": ("chapters/05_split_k/split_k.cuh", "kMaxSplits"),
+    "ch05_block_tile_m": ("chapters/05_split_k/gemm.cuh", "kBlockTileM"),
+    "ch05_block_tile_n": ("chapters/05_split_k/gemm.cuh", "kBlockTileN"),
+    "ch05_block_tile_k": ("chapters/05_split_k/gemm.cuh", "kBlockTileK"),
+    # chapters/07_wgmma/gemm.cuh, tma.cuh, wgmma.cuh
+    "ch07_block_tile_m": ("chapters/07_wgmma/gemm.cuh", "kBlockTileM"),
+    "ch07_block_tile_n": ("chapters/07_wgmma/gemm.cuh", "kBlockTileN"),
+    "ch07_warpgroups": ("chapters/07_wgmma/gemm.cuh", "kWarpgroups"),
+    "ch07_stages": ("chapters/07_wgmma/gemm.cuh", "kStages"),
+    "tile_k": ("chapters/07_wgmma/tma.cuh", "kTileK"),
+    "wgmma_m": ("chapters/07_wgmma/wgmma.cuh", "kWgmmaM"),
+    "wgmma_n": ("chapters/07_wgmma/wgmma.cuh", "kWgmmaN"),
+    "wgmma_k": ("chapters/07_wgmma/wgmma.cuh", "kWgmmaK"),
+    "warpgroup_threads": ("chapters/07_wgmma/wgmma.cuh", "kWarpgroupThreads"),
+    "accumulators": ("chapters/07_wgmma/wgmma.cuh", "kAccumulators"),
+    # chapters/08_warp_specialized/gemm.cuh
+    "ch08_block_tile_m": ("chapters/08_warp_specialized/gemm.cuh", "kBlockTileM"),
+    "ch08_block_tile_n": ("chapters/08_warp_specialized/gemm.cuh", "kBlockTileN"),
+    "consumers": ("chapters/08_warp_specialized/gemm.cuh", "kConsumers"),
+    "ch08_threads": ("chapters/08_warp_specialized/gemm.cuh", "kThreads"),
+    "consumer_warps": ("chapters/08_warp_specialized/gemm.cuh", "kConsumerWarps"),
+    "ch08_stages": ("chapters/08_warp_specialized/gemm.cuh", "kStages"),
+    "launch_registers": ("chapters/08_warp_specialized/gemm.cuh", "kLaunchRegisters"),
+    "producer_registers": ("chapters/08_warp_specialized/gemm.cuh", "kProducerRegisters"),
+    "consumer_registers": ("chapters/08_warp_specialized/gemm.cuh", "kConsumerRegisters"),
+    "group_tile_rows": ("chapters/08_warp_specialized/gemm.cuh", "kGroupTileRows"),
+}
+# The epilogue kinds and their one-line descriptions: the enum's comments.
+EPILOGUE_HEADER = "common/gemm_interface.cuh"
+# SMs of the GPU the results were measured on, as the bench logged it ("..., 132 SMs, ...").
+SM_LOG = "docs/results/ladder/run_log_check_bench.txt"
+
+DPI = 100
+# Okabe and Ito's colour-blind-safe palette, one meaning per colour throughout.
+OKABE_ITO = {"orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73", "yellow": "#F0E442",
+             "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7", "grey": "#999999"}
+A_COLOR = OKABE_ITO["blue"]  # operand A
+B_COLOR = OKABE_ITO["orange"]  # operand B
+C_COLOR = OKABE_ITO["green"]  # C and the accumulators
+COPY_COLOR = OKABE_ITO["sky"]  # a copy in flight
+MMA_COLOR = OKABE_ITO["vermillion"]  # tensor-core work
+EPILOGUE_COLOR = OKABE_ITO["purple"]  # the epilogue
+REGISTER_COLORS = [OKABE_ITO["blue"], OKABE_ITO["orange"], OKABE_ITO["green"], OKABE_ITO["purple"]]
+GRID = "#555555"
+PARITY_COLORS = [OKABE_ITO["sky"], OKABE_ITO["yellow"]]  # phases of parity 0 and 1
+
+
+def error(message):
+    print(f"error: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the constants from the headers.
+
+SIZEOF = {"__half": 2, "float": 4, "uint64_t": 8}
+
+
+def header_scope(path, seen=None):
+    """The header and, depth first, the project headers it includes: where its names resolve."""
+    seen = set() if seen is None else seen
+    if path in seen:
+        return []
+    seen.add(path)
+    scope = [path]
+    with open(os.path.join(ROOT, path)) as file:
+        text = file.read()
+    for include in re.findall(r'^#include "([^"]+)"', text, re.MULTILINE):
+        for base in ("chapters", "common"):
+            candidate = os.path.join(base, include)
+            if os.path.exists(os.path.join(ROOT, candidate)):
+                scope += header_scope(candidate, seen)
+                break
+    return scope
+
+
+def definitions(path):
+    """{name: expression} of the namespace-level `constexpr int|uint32_t kName = ...;` lines."""
+    with open(os.path.join(ROOT, path)) as file:
+        text = file.read()
+    pattern = r"^constexpr (?:int|uint32_t) (k\w+) = ([^;]+);"
+    return dict(re.findall(pattern, text, re.MULTILINE))
+
+
+def evaluate(expression, lookup):
+    """An integer expression of C++ constants: + - * / % (integer division), sizeof, int()."""
+    expression = re.sub(r"int\((sizeof\(\w+\))\)", r"\1", expression)
+    for type_name in re.findall(r"sizeof\((\w+)\)", expression):
+        if type_name not in SIZEOF:
+            raise ValueError(f"no size for {type_name}")
+        expression = expression.replace(f"sizeof({type_name})", str(SIZEOF[type_name]))
+    operators = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+                 ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a // b,
+                 ast.Mod: lambda a, b: a % b}
+
+    def value(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, int):
+            return node.value
+        if isinstance(node, ast.Name):
+            return lookup(node.id)
+        if isinstance(node, ast.BinOp) and type(node.op) in operators:
+            return operators[type(node.op)](value(node.left), value(node.right))
+        raise ValueError(f"cannot evaluate '{expression}'")
+
+    return value(ast.parse(expression.strip(), mode="eval").body)
+
+
+def read_constant(header, name, stack=()):
+    """The value of constant `name` as `header` sees it (itself first, then its includes)."""
+    for path in header_scope(header):
+        found = definitions(path)
+        if name in found:
+            if (path, name) in stack:
+                error(f"{name} in {path} is defined in terms of itself")
+            try:
+                return evaluate(found[name],
+                                lambda other: read_constant(path, other, stack + ((path, name),)))
+            except (ValueError, SyntaxError) as why:
+                error(f"{name} in {path}: {why}")
+    error(f"{header} (or what it includes) defines no constant {name}: update CONSTANTS in "
+          f"tools/draw_concepts.py")
+
+
+def read_constants():
+    return {key: read_constant(header, name) for key, (header, name) in CONSTANTS.items()}
+
+
+def read_epilogue_kinds():
+    """[(kind, comment)] of enum class EpilogueKind, in order."""
+    with open(os.path.join(ROOT, EPILOGUE_HEADER)) as file:
+        text = file.read()
+    body = re.search(r"enum class EpilogueKind \{(.*?)\};", text, re.DOTALL)
+    if not body:
+        error(f"no enum class EpilogueKind in {EPILOGUE_HEADER}")
+    kinds = re.findall(r"^\s*(k\w+),\s*//\s*(.*)$", body.group(1), re.MULTILINE)
+    if not kinds:
+        error(f"no commented kinds in EpilogueKind ({EPILOGUE_HEADER})")
+    return kinds
+
+
+def read_sm_count():
+    with open(os.path.join(ROOT, SM_LOG)) as file:
+        found = re.search(r"(\d+) SMs", file.read())
+    if not found:
+        error(f"no 'N SMs' in {SM_LOG}")
+    return int(found.group(1))
+
+
+# ---------------------------------------------------------------------------------------------
+# Drawing: one Axes over the whole figure, in pixels, y pointing down.
+
+def tint(color, amount):
+    """`color` mixed with white: amount 1 is the colour, 0 white."""
+    rgb = np.array(to_rgb(color))
+    return tuple(1 - amount * (1 - rgb))
+
+
+class Canvas:
+    def __init__(self, width, height, title):
+        self.fig = plt.figure(figsize=(width / DPI, height / DPI), dpi=DPI)
+        self.ax = self.fig.add_axes([0, 0, 1, 1])
+        self.ax.set_xlim(0, width)
+        self.ax.set_ylim(height, 0)
+        self.ax.axis("off")
+        self.text(width / 2, 26, title, size=17, ha="center", weight="bold")
+
+    def rect(self, x, y, w, h, face="none", edge=GRID, lw=1.0, text=None, size=11,
+             color="black", hatch=None, linestyle="-", weight=None, zorder=1):
+        self.ax.add_patch(Rectangle((x, y), w, h, facecolor=face, edgecolor=edge, linewidth=lw,
+                                    hatch=hatch, linestyle=linestyle, zorder=zorder))
+        if text is not None:
+            # Over a hatch, the text gets a plain background of the fill colour.
+            box = dict(facecolor=face, edgecolor="none", pad=1.5) if hatch else None
+            self.text(x + w / 2, y + h / 2, text, size=size, ha="center", color=color,
+                      weight=weight, zorder=zorder + 1, bbox=box)
+
+    def text(self, x, y, s, size=12, ha="left", va="center", color="black", weight=None,
+             zorder=5, **kw):
+        self.ax.text(x, y, s, fontsize=size, ha=ha, va=va, color=color, fontweight=weight,
+                     zorder=zorder, **kw)
+
+    def line(self, xs, ys, color=GRID, lw=1.0, linestyle="-", zorder=2):
+        self.ax.plot(xs, ys, color=color, linewidth=lw, linestyle=linestyle, zorder=zorder)
+
+    def arrow(self, x0, y0, x1, y1, color="black", lw=1.6, style="-|>", rad=0.0, zorder=4):
+        self.ax.add_patch(FancyArrowPatch((x0, y0), (x1, y1), arrowstyle=style,
+                                          mutation_scale=16, color=color, linewidth=lw,
+                                          connectionstyle=f"arc3,rad={rad}", zorder=zorder))
+
+    def grid(self, x, y, cols, rows, cell_w, cell_h, color=GRID, lw=0.6):
+        for c in range(cols + 1):
+            self.line([x + c * cell_w] * 2, [y, y + rows * cell_h], color=color, lw=lw)
+        for r in range(rows + 1):
+            self.line([x, x + cols * cell_w], [y + r * cell_h] * 2, color=color, lw=lw)
+
+    def save(self, figures, name):
+        path = os.path.join(figures, name)
+        # No "Software" entry: the bytes then depend on the drawing only.
+        self.fig.savefig(path, dpi=DPI, metadata={"Software": None})
+        plt.close(self.fig)
+        print(f"wrote {path}")
+
+
+def nb(text):
+    """`text` with no-break spaces, so that notes() never wraps inside it."""
+    return text.replace(" ", "\u00a0")
+
+
+def notes(canvas, x, y, items, width=46, size=12, gap=14):
+    """Paragraphs from (x, y) down, each a bold heading (may be empty) and a body wrapped at
+    `width` characters."""
+    line = size * 2.1
+    for heading, body in items:
+        if heading:
+            canvas.text(x, y, heading, size=size, weight="bold")
+            y += line
+        for text in textwrap.wrap(body, width):
+            canvas.text(x, y, text, size=size)
+            y += line
+        y += gap
+
+
+def matrix_label(canvas, x, y, w, h, name, color):
+    canvas.rect(x, y, w, h, face=tint(color, 0.12), edge=color, lw=1.5)
+    canvas.text(x + w / 2, y - 12, name, size=13, ha="center", weight="bold", color=color)
+
+
+def swatches(canvas, x, y, items, size=11, spacing=22):
+    """A row of coloured squares, each followed by its label."""
+    for color, label in items:
+        canvas.rect(x, y - 8, 16, 16, face=color, edge=GRID, lw=0.8)
+        canvas.text(x + 22, y, label, size=size)
+        x += 22 + 0.72 * size * len(label) + spacing
+
+
+def flow_box(canvas, x, y, w, h, title, body, face, edge):
+    canvas.rect(x, y, w, h, face=face, edge=edge, lw=1.8)
+    canvas.text(x + w / 2, y + 20, title, size=12, ha="center", weight="bold")
+    canvas.text(x + w / 2, y + h / 2 + 12, body, size=11, ha="center")
+
+
+# ---------------------------------------------------------------------------------------------
+# The figures.
+
+def concept_01(k, figures):
+    side = k["naive_block_side"]
+    m, n, depth = 2 * side, 3 * side, 2 * side  # the matrices drawn: 2 x 3 blocks of C
+    s = 8  # pixels per element
+    ax0, top = 60, 84  # A's left edge, B's top edge
+    cx, cy = ax0 + depth * s + 24, top + depth * s + 24  # C's top-left corner
+    canvas = Canvas(1240, cy + m * s + 56, "Chapter 01: one thread per element of C")
+    bx, by, tx, ty = 1, 1, 5, 9
+    row, col = by * side + ty, bx * side + tx
+
+    matrix_label(canvas, ax0, cy, depth * s, m * s, "A  (M x K)", A_COLOR)
+    matrix_label(canvas, cx, top, n * s, depth * s, "B  (K x N)", B_COLOR)
+    matrix_label(canvas, cx, cy, n * s, m * s, "C  (M x N)", C_COLOR)
+    for b in range(1, n // side):  # the blocks of C
+        canvas.line([cx + b * side * s] * 2, [cy, cy + m * s], color=C_COLOR, lw=1)
+    for b in range(1, m // side):
+        canvas.line([cx, cx + n * s], [cy + b * side * s] * 2, color=C_COLOR, lw=1)
+    block_x, block_y = cx + bx * side * s, cy + by * side * s
+    canvas.grid(block_x, block_y, side, side, s, s, color="#bbbbbb", lw=0.4)
+    canvas.rect(block_x, block_y, side * s, side * s, edge="black", lw=2.5)
+    canvas.text(block_x + side * s / 2, cy + m * s + 18,
+                f"one block: {side} x {side} threads, one element each", size=11, ha="center")
+
+    # The thread's row of A and column of B, and its neighbour's (x + 1).
+    canvas.rect(ax0, cy + row * s, depth * s, s, face=A_COLOR, edge=A_COLOR)
+    canvas.rect(cx + col * s, top, s, depth * s, face=B_COLOR, edge=B_COLOR)
+    canvas.rect(cx + (col + 1) * s, top, s, depth * s, face=tint(B_COLOR, 0.4), edge=B_COLOR,
+                lw=0.5)
+    canvas.rect(cx + col * s, cy + row * s, s, s, face="black", edge="black", zorder=3)
+    canvas.rect(cx + (col + 1) * s, cy + row * s, s, s, face="#888888", edge="black", lw=0.5,
+                zorder=3)
+    canvas.line([ax0 + depth * s, cx + col * s], [cy + row * s + s / 2] * 2, color=A_COLOR,
+                lw=1.2, linestyle=":")
+    canvas.line([cx + col * s + s / 2] * 2, [top + depth * s, cy + row * s], color=B_COLOR,
+                lw=1.2, linestyle=":")
+    canvas.text(ax0 + depth * s / 2, cy + row * s + 22, "its row of A: K values", size=11,
+                ha="center", color=A_COLOR)
+    canvas.text(cx + col * s - 10, top + depth * s / 2, "its column\nof B:\nK values",
+                size=11, ha="right", color=B_COLOR)
+
+    formula = ["thread (x, y),", "block (bx, by):", "", f"row = by * {side} + y",
+               f"col = bx * {side} + x", "", "C[row][col] =", "  sum over i < K",
+               "  of A[row][i] * B[i][col]"]
+    for i, line in enumerate(formula):
+        canvas.text(ax0, top + 10 + 26 * i, line, size=12, family="monospace")
+
+    notes(canvas, cx + n * s + 36, cy - 60, [
+        ("No reuse", "K multiply-adds and 2K loads: each value a thread loads serves one "
+                     "multiply-add."),
+        ("Coalesced", "Its neighbour x + 1 (grey) reads the next column of B: neighbouring "
+                      "addresses, so a warp's loads of B and its stores of C coalesce."),
+        ("Redundant", f"All {side} threads of a block row read the same row of A, each on its "
+                      "own, from memory or cache. Chapter 02 shares it through shared memory."),
+    ], width=44)
+    canvas.save(figures, "concept_01_naive.png")
+
+
+def concept_02(k, figures):
+    tile_m, tile_n, tile_k = k["ch02_block_tile_m"], k["ch02_block_tile_n"], k["ch02_block_tile_k"]
+    per_thread = k["ch02_thread_tile"]
+    threads_m, threads_n = k["ch02_threads_m"], k["ch02_threads_n"]
+    e = 2.4  # pixels per element
+    k_tiles, current = 4, 1  # K tiles drawn; the one in shared memory now
+    ax0, top = 60, 96
+    cx, cy = ax0 + k_tiles * tile_k * e + 34, top + k_tiles * tile_k * e + 60
+    cw, ch = tile_n * e, tile_m * e
+    canvas = Canvas(1400, int(cy + ch + 40),
+                    "Chapter 02: a block tile through shared memory, a register tile per thread")
+    ty, tx = 5, 10  # the thread drawn
+    rows0, cols0 = ty * per_thread, tx * per_thread  # its rows and columns (MN-major operands)
+
+    # The block's rows of A and columns of B in global memory, K tile by K tile.
+    for t in range(k_tiles):
+        here = t == current
+        canvas.rect(ax0 + t * tile_k * e, cy, tile_k * e, ch,
+                    face=tint(A_COLOR, 0.35 if here else 0.08), edge=A_COLOR,
+                    lw=2.5 if here else 1)
+        canvas.rect(cx, top + t * tile_k * e, cw, tile_k * e,
+                    face=tint(B_COLOR, 0.35 if here else 0.08), edge=B_COLOR,
+                    lw=2.5 if here else 1)
+        canvas.text(ax0 + (t + 0.5) * tile_k * e, cy - 12, f"k0 = {t * tile_k}", size=10,
+                    ha="center", color=A_COLOR)
+        canvas.text(cx - 8, top + (t + 0.5) * tile_k * e, f"k0 = {t * tile_k}", size=10,
+                    ha="right", color=B_COLOR)
+    canvas.text(ax0 + k_tiles * tile_k * e / 2, cy - 36,
+                f"op(A): the block's {tile_m} rows, all of K", size=12, ha="center",
+                color=A_COLOR, weight="bold")
+    canvas.text(cx + cw / 2, top - 16, f"op(B): the block's {tile_n} columns, all of K",
+                size=12, ha="center", color=B_COLOR, weight="bold")
+    notes(canvas, ax0, top + 10, [
+        ("Per K step", f"all {k['ch02_threads']} threads copy one tile of A ({tile_m} x "
+                       f"{tile_k}) and one of B ({tile_k} x {tile_n}), highlighted, into shared "
+                       f"memory: each element comes from global memory once per block."),
+    ], width=30, size=11)
+    # The thread's rows of the A tile and columns of the B tile.
+    canvas.rect(ax0 + current * tile_k * e, cy + rows0 * e, tile_k * e, per_thread * e,
+                face=A_COLOR, edge=A_COLOR)
+    canvas.rect(cx + cols0 * e, top + current * tile_k * e, per_thread * e, tile_k * e,
+                face=B_COLOR, edge=B_COLOR)
+
+    # The block tile of C: 16 x 16 threads, each 8 x 8.
+    canvas.rect(cx, cy, cw, ch, face=tint(C_COLOR, 0.1), edge=C_COLOR, lw=1.5)
+    canvas.grid(cx, cy, threads_n, threads_m, per_thread * e, per_thread * e,
+                color=tint(C_COLOR, 0.5), lw=0.5)
+    canvas.rect(cx + cols0 * e, cy + rows0 * e, per_thread * e, per_thread * e, face=C_COLOR,
+                edge="black", lw=1.5, zorder=3)
+    canvas.text(cx + cw / 2, cy - 14, f"block tile of C, {tile_m} x {tile_n}", size=12,
+                ha="center", color=C_COLOR, weight="bold")
+    canvas.text(cx + cw / 2, cy + ch + 16, f"{threads_m} x {threads_n} threads, {per_thread} x "
+                f"{per_thread} each", size=11, ha="center")
+    canvas.text(cx + (cols0 + per_thread) * e + 6, cy + (rows0 + per_thread / 2) * e,
+                f"thread ({ty}, {tx})", size=11, weight="bold",
+                bbox=dict(facecolor="white", edgecolor="none", pad=1))
+
+    # The thread's outer product, in registers.
+    right = cx + cw + 60
+    notes(canvas, right, 80, [
+        (f"Thread ({ty}, {tx}), for each k of the tile:", ""),
+        ("", "an outer product in registers"),
+    ], width=60, size=12, gap=0)
+    cell = 22
+    ox, oy = right + 100, 160
+    for i in range(per_thread):
+        canvas.rect(ox - cell - 10, oy + i * cell, cell, cell, face=tint(A_COLOR, 0.5),
+                    edge=A_COLOR)
+        canvas.rect(ox + i * cell, oy - cell - 10, cell, cell, face=tint(B_COLOR, 0.5),
+                    edge=B_COLOR)
+    canvas.rect(ox, oy, per_thread * cell, per_thread * cell, face=tint(C_COLOR, 0.55),
+                edge="black")
+    canvas.grid(ox, oy, per_thread, per_thread, cell, cell, color="white", lw=1)
+    canvas.text(ox - cell - 18, oy + per_thread * cell / 2, f"{per_thread} values\nof A",
+                size=11, ha="right", color=A_COLOR)
+    canvas.text(ox + per_thread * cell + 14, oy - cell / 2 - 10, f"{per_thread} values of B",
+                size=11, color=B_COLOR)
+    canvas.text(ox + per_thread * cell + 14, oy + per_thread * cell / 2,
+                f"acc[{per_thread}][{per_thread}] += a x b:\n{per_thread * per_thread} "
+                f"multiply-adds from\n{2 * per_thread} values read from\nshared memory", size=11)
+
+    # Which rows a thread owns depends on the layout of the operands in shared memory.
+    mini = 1.25
+    my = oy + per_thread * cell + 80
+    canvas.text(right, my - 30, f"Which {per_thread} x {per_thread}: it depends on the operands' "
+                "layout", size=12, weight="bold")
+    for panel, k_major in enumerate([False, True]):
+        mx = right + panel * 270
+        canvas.rect(mx, my, tile_n * mini, tile_m * mini, face=tint(C_COLOR, 0.1), edge=C_COLOR)
+        for i in range(per_thread):
+            for j in range(per_thread):
+                r = ty + i * threads_m if k_major else rows0 + i
+                c = tx + j * threads_n if k_major else cols0 + j
+                canvas.rect(mx + c * mini - 1.5, my + r * mini - 1.5, 4, 4, face="black",
+                            edge="black", lw=0.3, zorder=3)
+        caption = (f"K-major (forward pass): rows {ty}, {ty + threads_m}, ..., "
+                   f"{ty + (per_thread - 1) * threads_m}, {threads_m} apart; columns likewise"
+                   if k_major else
+                   f"MN-major (weight gradient), as drawn left: rows {rows0}-"
+                   f"{rows0 + per_thread - 1}, columns {cols0}-{cols0 + per_thread - 1}")
+        notes(canvas, mx, my + tile_m * mini + 20, [("", caption)], width=30, size=11)
+    # SmemTile (smem_tile.cuh): rows of the stored layout, each padded by kPad halves.
+    pad = k["ch02_pad"]
+    k_major_kib = (tile_m * (tile_k + pad) + tile_n * (tile_k + pad)) * 2 / 1024
+    mn_major_kib = (tile_k * (tile_m + pad) + tile_k * (tile_n + pad)) * 2 / 1024
+    notes(canvas, right, my + tile_m * mini + 110, [
+        ("", f"{k['ch02_threads']} threads x {per_thread * per_thread} accumulators = the "
+             f"{tile_m} x {tile_n} tile. Shared memory: {k_major_kib:g} KiB for two K-major "
+             f"tiles ({tile_m} rows of {tile_k} + {pad} padding halves), {mn_major_kib:g} KiB "
+             f"for two MN-major ones ({tile_k} rows of {tile_m} + {pad}). Per K step: copy, "
+             f"__syncthreads, {tile_k} outer products, __syncthreads."),
+    ], width=62, size=11)
+    canvas.save(figures, "concept_02_tiles.png")
+
+
+def concept_03(k, figures):
+    mm, mn, mk = k["mma_m"], k["mma_n"], k["mma_k"]
+    if (mm, mn, mk) != (16, 8, 16):
+        error(f"concept_03 draws the PTX fragments of m16n8k16; mma.cuh now says m{mm}n{mn}k{mk}")
+    c = 30  # pixels per element
+    gap = 100
+    x0, y0 = 60, 140
+    bx, by = x0 + mk * c + gap - 20, y0  # B (k x n), above C
+    ax_, ay = x0, y0 + mm * c + gap  # A (m x k), left of C
+    cx, cy = bx, ay  # C (m x n)
+    canvas = Canvas(1400, ay + mm * c + 50,
+                    f"Chapter 03: which lane holds what in mma.sync.m{mm}n{mn}k{mk}, and how "
+                    "ldmatrix.x4 loads it")
+    light = [tint(color, 0.38) for color in REGISTER_COLORS]
+
+    def indices(x, y, rows, cols, row_name, col_name):
+        for r in range(rows):
+            canvas.text(x - 6, y + (r + 0.5) * c, str(r), size=9, ha="right", color="#666666")
+        for col in range(cols):
+            canvas.text(x + (col + 0.5) * c, y + rows * c + 10, str(col), size=9, ha="center",
+                        color="#666666")
+        canvas.text(x - 30, y + rows * c / 2, row_name, size=11, ha="center", rotation=90,
+                    color="#444444")
+        canvas.text(x + cols * c / 2, y + rows * c + 28, col_name, size=11, ha="center",
+                    color="#444444")
+
+    def heading(x, y, text, legend):
+        canvas.text(x, y - 54, text, size=13, weight="bold")
+        swatches(canvas, x, y - 24, legend)
+
+    # ldmatrix.x4 on a K-major 16 x 16 tile of A: lane l names row l % 8 of matrix l / 8.
+    heading(x0, y0, "ldmatrix.x4: each lane gives one row's address",
+            [(light[q], f"matrix {q}") for q in range(4)])
+    for lane in range(32):
+        q, r = lane // 8, lane % 8
+        row, col = q % 2 * 8 + r, q // 2 * 8
+        canvas.rect(x0 + col * c, y0 + row * c, 8 * c, c, face=light[q], edge="white", lw=1.5,
+                    text=f"lane {lane}", size=11)
+    for q in range(4):
+        canvas.rect(x0 + q // 2 * 8 * c, y0 + q % 2 * 8 * c, 8 * c, 8 * c, edge="black", lw=1.5)
+    indices(x0, y0, mm, mk, "m    (a bar: one row, 8 halves = 16 bytes)", "k")
+
+    # The A fragment: a[q] holds matrix q, rows g (+8), columns 2t, 2t+1 (+8).
+    heading(ax_, ay, f"A fragment, {mm} x {mk} fp16: the lane holding each pair",
+            [(light[q], f"a[{q}]") for q in range(4)])
+    for lane in range(32):
+        g, t = lane // 4, lane % 4
+        for q in range(4):
+            row, col = q % 2 * 8 + g, q // 2 * 8 + 2 * t
+            canvas.rect(ax_ + col * c, ay + row * c, 2 * c, c, face=light[q], edge="white",
+                        lw=1.5, text=str(lane), size=11)
+    for q in range(4):
+        canvas.rect(ax_ + q // 2 * 8 * c, ay + q % 2 * 8 * c, 8 * c, 8 * c, edge="black", lw=1.5)
+    indices(ax_, ay, mm, mk, "m", "k")
+
+    # The B fragment: b[0] holds k = 2t, 2t+1 of column g; b[1] the same 8 further in k.
+    heading(bx, by, f"B fragment, {mk} x {mn} fp16 (k x n)",
+            [(light[q], f"b[{q}]") for q in range(2)])
+    for lane in range(32):
+        g, t = lane // 4, lane % 4
+        for q in range(2):
+            canvas.rect(bx + g * c, by + (q * 8 + 2 * t) * c, c, 2 * c, face=light[q],
+                        edge="white", lw=1.5, text=str(lane), size=11)
+    for q in range(2):
+        canvas.rect(bx, by + q * 8 * c, 8 * c, 8 * c, edge="black", lw=1.5)
+    indices(bx, by, mk, mn, "k", "n")
+
+    # The accumulators: c[0], c[1] row g, columns 2t, 2t+1; c[2], c[3] row g + 8.
+    heading(cx, cy, f"C accumulators, {mm} x {mn} fp32",
+            [(light[0], "c[0], c[1]"), (light[1], "c[2], c[3]")])
+    for lane in range(32):
+        g, t = lane // 4, lane % 4
+        for h in range(2):
+            canvas.rect(cx + 2 * t * c, cy + (h * 8 + g) * c, 2 * c, c, face=light[h],
+                        edge="white", lw=1.5, text=str(lane), size=11)
+    for h in range(2):
+        canvas.rect(cx, cy + h * 8 * c, 8 * c, 8 * c, edge="black", lw=1.5)
+    indices(cx, cy, mm, mn, "m", "n")
+
+    warp_m, warp_n = k["ch03_warp_tile_m"] // mm, k["ch03_warp_tile_n"] // mn
+    notes(canvas, cx + mn * c + 90, y0 - 50, [
+        ("A fixed piece per lane", f"Each lane l of the warp is in group {nb('g = l / 4')} and "
+         f"pair {nb('t = l % 4')}. A number in a cell is the lane that holds those elements: two "
+         "neighbouring fp16 values per 32-bit register for A and B, one fp32 per accumulator."),
+        ("The pattern", f"A: row g (+ 8 in a[1], a[3]), columns {nb('2t, 2t + 1')} (+ 8 in a[2], "
+         f"a[3]). B: rows {nb('2t, 2t + 1')} of column g (+ 8 in b[1]). C: row g, columns "
+         f"{nb('2t, 2t + 1')} in c[0], c[1]; row {nb('g + 8')} in c[2], c[3]."),
+        ("ldmatrix.x4 delivers it", f"Lane l names row {nb('l % 8')} of matrix {nb('l / 8')} "
+         f"(top left) and receives, in register q, row {nb('l / 4')}, columns "
+         f"{nb('2 (l % 4)')} and {nb('2 (l % 4) + 1')} of matrix q: matrix q lands in a[q], "
+         f"the A fragment. Where the tile is MN-major, ldmatrix.trans delivers each "
+         f"{nb('8 x 8')} matrix transposed."),
+        ("Per 16 of K, a warp", f"(warp tile {k['ch03_warp_tile_m']} x "
+         f"{k['ch03_warp_tile_n']} = {warp_m} x {warp_n} mma tiles) issues {warp_m} "
+         f"ldmatrix.x4 for A, {warp_n // 2} for B (two 16 x 8 pieces each) and "
+         f"{warp_m * warp_n} mma.sync: each A fragment serves {warp_n} mma, each B fragment "
+         f"{warp_m}."),
+        ("Source", "PTX ISA, \"Matrix Fragments for mma.m16n8k16 with floating point type\" "
+         "and \"ldmatrix\"; chapters/03_mma_sync/mma.cuh."),
+    ], width=42, size=11)
+    canvas.save(figures, "concept_03_fragments.png")
+
+
+def ring_timeline(canvas, x0, y0, stages, k_tiles, step_w, row_h, label_w, copy_label,
+                  compute_label, issue_at=0.0, phases=False):
+    """Stages over K steps as chapters 04 and 07 run them: tile t is copied into stage
+    t % stages from step t - (stages - 1) (+ issue_at of a step; the prologue for the first
+    stages - 1 tiles) and multiplied at step t. With `phases`, each copy is coloured by the
+    parity of its use of the stage."""
+    lead = stages - 1
+    px = x0 + label_w  # the prologue's column
+    step_x = lambda t: px + step_w * 0.8 + t * step_w  # noqa: E731
+    height = stages * row_h
+    canvas.text(px + step_w * 0.4, y0 - 16, "prologue", size=11, ha="center", color="#444444")
+    for t in range(k_tiles):
+        canvas.text(step_x(t) + step_w / 2, y0 - 16, f"step {t}", size=11, ha="center",
+                    color="#444444")
+        canvas.line([step_x(t)] * 2, [y0 - 4, y0 + height], color="#999999", lw=1,
+                    linestyle="--")
+    for s in range(stages):
+        canvas.text(x0, y0 + (s + 0.5) * row_h, f"stage {s}", size=12, weight="bold")
+    for t in range(k_tiles + lead):
+        s = t % stages
+        y = y0 + s * row_h + 7
+        start = px + 6 if t < lead else step_x(t - lead + issue_at) + 4
+        if t >= k_tiles:  # an empty group: the ring drains
+            if t - lead < k_tiles and not phases:
+                canvas.rect(start, y, step_w * 0.9, row_h - 14, edge="#999999", linestyle=":",
+                            text="empty group", size=10, color="#777777")
+            continue
+        end = step_x(t) - 4
+        use = t // stages
+        face = tint(PARITY_COLORS[use % 2] if phases else COPY_COLOR, 0.55)
+        label = f"{copy_label} {t}"
+        canvas.rect(start, y, end - start, row_h - 14, face=face, edge=GRID, hatch="//",
+                    text=label, size=10 if phases else 11)
+        canvas.rect(step_x(t) + 4, y, step_w - 8, row_h - 14, face=tint(MMA_COLOR, 0.6),
+                    edge=MMA_COLOR, text=f"{compute_label} {t}", size=11, weight="bold")
+        if phases:  # the phase completes when the bytes have landed: the wait's parity
+            canvas.text(step_x(t), y + row_h - 14, f"P{use % 2}", size=9, ha="center",
+                        va="top", weight="bold", bbox=dict(facecolor="white", edgecolor="black",
+                                                           boxstyle="round,pad=0.15"))
+
+
+def concept_04(k, figures):
+    stages, tile_k = k["ch04_stages"], k["ch04_block_tile_k"]
+    k_tiles, step_w, row_h = 8, 128, 62
+    x0, y0 = 40, 130
+    canvas = Canvas(1400, y0 + stages * row_h + 220,
+                    f"Chapter 04: a ring of {stages} shared-memory stages, "
+                    "copies in flight while the tensor cores work")
+    ring_timeline(canvas, x0, y0, stages, k_tiles, step_w, row_h, 90, "copy tile", "mma")
+    warps = k["ch04_threads"] // 32
+    swatches(canvas, x0, 72, [(tint(COPY_COLOR, 0.55), "cp.async copy of K tile t in flight"),
+                              (tint(MMA_COLOR, 0.6), f"mma.sync on K tile t (all {warps} warps)")],
+             spacing=40)
+    canvas.line([x0 + 690, x0 + 706], [72, 72], color="#999999", linestyle="--")
+    canvas.text(x0 + 714, 72, f"a step starts: wait_group {stages - 2}, then __syncthreads",
+                size=11)
+    y = y0 + stages * row_h + 36
+    canvas.text(x0, y, f"Every step t (K tile t, {tile_k} deep):", size=12, weight="bold")
+    steps = [
+        f"1. cp.async.wait_group {stages - 2}: this thread's copies of tile t have landed "
+        f"(the {stages - 2} newer groups may still be in flight)",
+        "2. __syncthreads: everyone's copies of tile t have landed, and everyone is done with "
+        "step t - 1",
+        f"3. start copying tile t + {stages - 1} into the stage that step t - 1 read; commit "
+        "those copies as one group",
+        "4. mma.sync on tile t",
+    ]
+    for i, line in enumerate(steps):
+        canvas.text(x0 + 20, y + 28 * (i + 1), line, size=12)
+    canvas.text(x0, y + 28 * 5 + 6,
+                f"{stages - 1} tiles are in flight while one is multiplied: a copy has "
+                f"{stages - 1} steps to land. Past the last tile a step commits an empty group, "
+                f"so the wait count stays {stages - 2}.", size=12)
+    canvas.save(figures, "concept_04_ring.png")
+
+
+def choose_split(k, m, n, depth, resident_blocks, workspace_floats):
+    """chapters/05_split_k/split_k.cuh's choose_split, line for line: (splits, K tiles each)."""
+    tm, tn, tk = k["ch05_block_tile_m"], k["ch05_block_tile_n"], k["ch05_block_tile_k"]
+    k_tiles = (depth + tk - 1) // tk
+    tiles = ((m + tm - 1) // tm) * ((n + tn - 1) // tn)
+    splits = min(resident_blocks // tiles, k_tiles // k["min_k_tiles_per_split"],
+                 k["max_splits"], workspace_floats // (m * n))
+    if splits <= 1:
+        return 1, k_tiles
+    per_split = (k_tiles + splits - 1) // splits
+    return (k_tiles + per_split - 1) // per_split, per_split
+
+
+def concept_05(k, figures):
+    tile_k, min_tiles = k["ch05_block_tile_k"], k["min_k_tiles_per_split"]
+    m, n, depth = 32, 128, 12 * tile_k  # the example: one tile of C, 12 K tiles
+    plenty = 1 << 30  # resident blocks and workspace: not the limit here
+    splits, per_split = choose_split(k, m, n, depth, plenty, plenty)
+    k_tiles = depth // tile_k
+    colors = [OKABE_ITO["blue"], OKABE_ITO["orange"], OKABE_ITO["purple"], OKABE_ITO["green"]]
+    if splits > len(colors):
+        error(f"concept_05: {splits} splits, colours for {len(colors)}")
+    canvas = Canvas(1400, 700, "Chapter 05: split-K, partial tiles in a workspace, "
+                               "a sum in a fixed order")
+    x0, tw = 60, 60  # the K axis: pixels per K tile
+    range_w = per_split * tw
+    centre = lambda z: x0 + (z + 0.5) * range_w  # noqa: E731
+
+    # K, cut into ranges of whole K tiles.
+    canvas.text(x0, 74, f"K = {depth}: {k_tiles} K tiles of {tile_k}, cut into {splits} ranges "
+                f"of {per_split}", size=13, weight="bold")
+    for t in range(k_tiles):
+        canvas.rect(x0 + t * tw, 96, tw, 40, face=tint(colors[t // per_split], 0.45),
+                    edge="white", lw=1.5, text=str(t), size=10)
+    for z in range(splits):
+        canvas.rect(x0 + z * range_w, 96, range_w, 40, edge="black", lw=1.5)
+
+    # One block per range, all on the same tile of C, each writing its own slab.
+    by, bh, wy = 186, 124, 384
+    canvas.text(x0, wy - 22, "workspace: splits x M x N floats", size=12, weight="bold")
+    for z in range(splits):
+        bx = x0 + z * range_w + 10
+        canvas.arrow(centre(z), 138, centre(z), by - 2)
+        canvas.rect(bx, by, range_w - 20, bh, face=tint(colors[z], 0.15), edge=colors[z], lw=2)
+        canvas.text(bx + 12, by + 22, f"block (x, y, z = {z})", size=12, weight="bold")
+        canvas.text(bx + 12, by + 50, f"K tiles {z * per_split} .. {(z + 1) * per_split - 1}, "
+                    "with", size=11)
+        canvas.text(bx + 12, by + 72, "chapter 04's ring and loop", size=11)
+        canvas.text(bx + 12, by + 100, f"partial_{z} = A_{z} · B_{z}", size=12,
+                    family="monospace")
+        canvas.arrow(centre(z), by + bh + 2, centre(z), wy - 36)
+        canvas.rect(bx, wy, range_w - 20, 64, face=tint(colors[z], 0.45), edge=colors[z],
+                    lw=1.5, text=f"slab {z}: partial_{z}", size=12)
+
+    # sum_splits: every element in the order z = 0, 1, 2.
+    sw, sh = 330, 150
+    sx, sy = x0 + (splits * range_w - sw) / 2 - 60, wy + 130
+    for z in range(splits):
+        canvas.arrow(centre(z), wy + 66, sx + sw * (z + 1) / (splits + 1), sy - 2)
+    canvas.rect(sx, sy, sw, sh, face="#f2f2f2", edge="black", lw=1.5)
+    canvas.text(sx + 14, sy + 22, "sum_splits, every element i:", size=12, weight="bold")
+    order = ["sum = slab[0][i]"] + [f"sum += slab[{z}][i]" for z in range(1, splits)] + \
+        ["C[i] = sum"]
+    for j, line in enumerate(order):
+        canvas.text(sx + 30, sy + 52 + 24 * j, line, size=12, family="monospace")
+    canvas.arrow(sx + sw + 2, sy + sh / 2, sx + sw + 70, sy + sh / 2)
+    canvas.rect(sx + sw + 74, sy + sh / 2 - 40, 110, 80, face=tint(C_COLOR, 0.45),
+                edge=C_COLOR, lw=1.5, text="C", size=14, weight="bold")
+
+    # How many splits, and why a fixed order.
+    p = [np.float32(1.5), np.float32(0.1), np.float32(0.2)]
+    in_order, other_order = (p[0] + p[1]) + p[2], (p[1] + p[2]) + p[0]
+    if in_order == other_order:
+        error("concept_05: the example sums no longer differ in fp32")
+    rx = x0 + k_tiles * tw + 70
+    notes(canvas, rx, 74, [
+        ("Why", "With M = 32 rows (batch 32) C has few tiles: too few blocks for the GPU, each "
+         "walking all of K alone. K is the long dimension, so the blocks share it."),
+        ("How many splits (choose_split)", f"As many as fill the GPU without a second wave: "
+         f"{nb('min(resident blocks / tiles of C,')} {nb(f'K tiles / {min_tiles},')} "
+         f"{k['max_splits']}, what the workspace holds). Here {k_tiles} / {min_tiles} = "
+         f"{splits}: every split walks at least {min_tiles} K tiles, so that its ring runs past "
+         "its prologue."),
+        ("Why not atomicAdd into C?", "The blocks finish in a different order every run, and "
+         "fp32 addition is not associative: with partial sums 1.5, 0.1 and 0.2, "
+         f"{nb('(1.5 + 0.1) + 0.2')} = {in_order:.9g} but {nb('(0.1 + 0.2) + 1.5')} = "
+         f"{other_order:.9g} (float32, computed by this script). A fixed order gives the "
+         "same bits every run, and the same training run; the price is the workspace and a "
+         "second kernel."),
+    ], width=50, size=11)
+    canvas.save(figures, "concept_05_split_k.png")
+
+
+def concept_06(k, kinds, figures):
+    mn = k["mma_n"]
+    canvas = Canvas(1400, 830, "Chapter 06: the epilogue fused into the GEMM's store")
+    kernel_face, memory_face = tint(MMA_COLOR, 0.18), "#eeeeee"
+    x0 = 40
+
+    # Before and after, for a forward hidden layer (kBiasRelu).
+    canvas.text(x0, 70, "A hidden layer's forward product, Y = fp16(ReLU(X W^T + b))",
+                size=13, weight="bold")
+    y1, y2, h = 100, 250, 92
+    canvas.text(x0, y1 + h / 2, "chapters\n01-05", size=12, weight="bold", color="#444444")
+    canvas.text(x0, y2 + h / 2, "chapter 06", size=12, weight="bold", color="#444444")
+    bx = x0 + 100
+    flow_box(canvas, bx, y1, 170, h, "GEMM kernel", "accumulators\nin registers", kernel_face,
+             MMA_COLOR)
+    canvas.arrow(bx + 172, y1 + h / 2, bx + 222, y1 + h / 2)
+    flow_box(canvas, bx + 226, y1, 150, h, "Z in memory", "M x N fp32", memory_face, GRID)
+    canvas.arrow(bx + 378, y1 + h / 2, bx + 428, y1 + h / 2)
+    flow_box(canvas, bx + 432, y1, 180, h, "epilogue pass", "a second kernel:\n+ b, ReLU, fp16",
+             tint(EPILOGUE_COLOR, 0.2), EPILOGUE_COLOR)
+    canvas.arrow(bx + 614, y1 + h / 2, bx + 664, y1 + h / 2)
+    flow_box(canvas, bx + 668, y1, 124, h, "Y in memory", "M x N fp16", memory_face, GRID)
+
+    flow_box(canvas, bx, y2, 612, h, "GEMM kernel",
+             "accumulators  ->  + b[col], ReLU, fp16 in registers  ->  one store", kernel_face,
+             MMA_COLOR)
+    canvas.arrow(bx + 614, y2 + h / 2, bx + 664, y2 + h / 2)
+    flow_box(canvas, bx + 668, y2, 124, h, "Y in memory", "M x N fp16", memory_face, GRID)
+    canvas.text(bx + 306, y2 - 24, "gone: a kernel launch, and Z's round trip through memory "
+                "(8 bytes per element)", size=11, ha="center", color="#444444", style="italic")
+
+    # The five kinds, from the enum's comments.
+    tx, ty = bx + 840, 70
+    canvas.text(tx, ty, "Each product's epilogue kind", size=13, weight="bold")
+    canvas.text(tx, ty + 24, "EpilogueKind, common/gemm_interface.cuh", size=10,
+                color="#444444")
+    y = ty + 56
+    for name, comment in kinds:
+        parts = re.split(r"\s{2,}", comment.strip())
+        what, use = parts[0], (parts[1] if len(parts) > 1 else "")
+        canvas.text(tx, y, name, size=11, weight="bold", family="monospace")
+        canvas.text(tx + 100, y, use or "a plain store", size=10, color="#444444")
+        for line in what.split("; "):
+            y += 19
+            canvas.text(tx + 12, y, line, size=10, family="monospace")
+        y += 29
+
+    # Storing a row of a fragment: one float at a time, or column pairs.
+    top = 420
+    canvas.text(x0, top, f"Storing fp32 C from the fragment: each row's {mn} columns are "
+                f"{mn} x 4 = 32 bytes, one memory sector", size=13, weight="bold")
+    canvas.text(x0, top + 24, f"rows 0-7 of a {k['mma_m']} x {mn} mma tile (c[0], c[1]; rows "
+                "8-15 likewise with c[2], c[3]); lanes 4g .. 4g + 3 hold row g", size=11,
+                color="#444444")
+    cw, rh = 46, 34
+    first, second = tint(OKABE_ITO["sky"], 0.6), tint(OKABE_ITO["yellow"], 0.7)
+    for panel, paired in enumerate([False, True]):
+        px, py = x0 + 60 + panel * 680, top + 96
+        heading = ("float2 column pairs (chapter 06, finish_pair): 1 store instruction"
+                   if paired else "one float at a time (chapters 03-05): 2 store instructions")
+        canvas.text(px - 60, py - 32, heading, size=12, weight="bold")
+        for g in range(8):
+            y = py + g * rh
+            canvas.text(px - 10, y + rh / 2, f"row {g}", size=10, ha="right", color="#444444")
+            for t in range(4):
+                lane = 4 * g + t
+                if paired:
+                    canvas.rect(px + 2 * t * cw, y, 2 * cw, rh, face=first, edge="white", lw=1.5,
+                                text=f"lane {lane}", size=10)
+                else:
+                    for e in range(2):
+                        canvas.rect(px + (2 * t + e) * cw, y, cw, rh,
+                                    face=[first, second][e], edge="white", lw=1.5,
+                                    text=str(lane), size=10)
+            canvas.rect(px, y, mn * cw, rh, edge="black", lw=1.2)
+        for col in range(mn):
+            canvas.text(px + (col + 0.5) * cw, py + 8 * rh + 12, f"{4 * col}", size=9,
+                        ha="center", color="#666666")
+        canvas.text(px + mn * cw / 2, py + 8 * rh + 30, "byte offset in the row's sector",
+                    size=10, ha="center", color="#444444")
+        if not paired:
+            swatches(canvas, px + mn * cw + 20, py + 20, [(first, "store 1: c[0]")], spacing=0)
+            swatches(canvas, px + mn * cw + 20, py + 48, [(second, "store 2: c[1]")], spacing=0)
+            canvas.text(px + mn * cw + 20, py + 100, "each store writes\n4 bytes of every 8:\n"
+                        "every sector is\nwritten twice, half\neach time", size=11, va="top")
+        else:
+            canvas.text(px + mn * cw + 20, py + 20, "each lane writes\n8 bytes: every\n"
+                        "sector once, whole", size=11, va="top")
+            canvas.text(px + mn * cw + 20, py + 110, "fp16 outputs (2 bytes):\n"
+                        "a quarter of a sector\nper store one at a\ntime, half as half2 "
+                        "pairs", size=11, va="top", color="#444444")
+    canvas.save(figures, "concept_06_epilogue.png")
+
+
+def concept_07(k, figures):
+    stages, tile_k = k["ch07_stages"], k["tile_k"]
+    tm, tn = k["ch07_block_tile_m"], k["ch07_block_tile_n"]
+    wm, wn, wk = k["wgmma_m"], k["wgmma_n"], k["wgmma_k"]
+    wg_threads = k["warpgroup_threads"]
+    a_kib, b_kib = tm * tile_k * 2 // 1024, tn * tile_k * 2 // 1024
+    stage_kib = a_kib + b_kib
+    wgmmas = tile_k // wk
+    canvas = Canvas(1400, 880, "Chapter 07: TMA fills a ring of stages, an mbarrier per stage "
+                               "says when, wgmma reads it")
+    x0 = 40
+
+    # Global memory -> TMA -> the ring -> the warpgroups.
+    gy, gh = 110, 170
+    canvas.rect(x0, gy, 160, gh, face="#eeeeee", edge=GRID, lw=1.5)
+    canvas.text(x0 + 80, gy + 22, "global memory", size=12, ha="center", weight="bold")
+    canvas.rect(x0 + 18, gy + 46, 124, 44, face=tint(A_COLOR, 0.3), edge=A_COLOR,
+                text="op(A): M x K", size=11)
+    canvas.rect(x0 + 18, gy + 102, 124, 52, face=tint(B_COLOR, 0.3), edge=B_COLOR,
+                text="op(B): K x N", size=11)
+    canvas.text(x0 + 176, gy - 2, "thread 0, per K tile:", size=11, weight="bold")
+    canvas.text(x0 + 176, gy + 20, f"1. arrive.expect_tx(\n   full[s], {stage_kib} KiB)",
+                size=10, va="top", family="monospace")
+    canvas.text(x0 + 176, gy + 118, "2. TMA: a\n   cp.async.bulk.tensor\n   per box", size=10,
+                va="top", family="monospace")
+    rx, sw, sg = x0 + 400, 122, 14  # the ring: stage width and gap
+    canvas.arrow(x0 + 162, gy + 100, rx - 4, gy + 60)
+    canvas.text(rx, gy - 30, f"shared memory: a ring of {stages} stages of {stage_kib} KiB",
+                size=12, weight="bold")
+    for s in range(stages):
+        sx = rx + s * (sw + sg)
+        aw = sw * a_kib / stage_kib
+        canvas.rect(sx, gy, aw, 110, face=tint(A_COLOR, 0.3), edge=A_COLOR, lw=1.2,
+                    text=f"A\n{tm}\nx {tile_k}", size=10)
+        canvas.rect(sx + aw, gy, sw - aw, 110, face=tint(B_COLOR, 0.3), edge=B_COLOR, lw=1.2,
+                    text=f"B\n{tn} x {tile_k}", size=10)
+        canvas.text(sx + sw / 2, gy + 124, f"stage {s}", size=11, ha="center", weight="bold")
+        canvas.rect(sx + 16, gy + 146, sw - 32, 32, face="white", edge="black", lw=1.5,
+                    text=f"full[{s}]", size=11, weight="bold")
+    ring_end = rx + stages * (sw + sg) - sg
+    notes(canvas, rx, gy + 206, [
+        ("", f"The copy engine adds the bytes that land to full[s]: with thread 0's arrival and "
+             f"all {stage_kib} KiB, the barrier's current phase completes."),
+    ], width=70, size=10)
+
+    # The two warpgroups.
+    wx = ring_end + 50
+    for w in range(k["ch07_warpgroups"]):
+        y = gy - 20 + w * 116
+        canvas.rect(wx, y, 1400 - 24 - wx, 100, face=tint(MMA_COLOR, 0.18), edge=MMA_COLOR,
+                    lw=1.8)
+        canvas.text(wx + 12, y + 18, f"warpgroup {w} (threads {w * wg_threads}-"
+                    f"{(w + 1) * wg_threads - 1})", size=11, weight="bold")
+        canvas.text(wx + 12, y + 41, f"rows {w * wm}-{(w + 1) * wm - 1} of A, all of B:",
+                    size=10)
+        canvas.text(wx + 12, y + 61, f"{wgmmas} x wgmma.m{wm}n{wn}k{wk} per K tile",
+                    size=10, family="monospace")
+        canvas.text(wx + 12, y + 81, f"{wm} x {wn} fp32 in registers ({k['accumulators']} "
+                    "per thread)", size=10)
+    canvas.arrow(ring_end + 4, gy + 55, wx - 4, gy + 55)
+
+    # The stages over time, with the phases of their full barriers.
+    y0, k_tiles, step_w, row_h = 440, 10, 105, 56
+    canvas.text(x0, y0 - 64, f"Over time: K tile t uses stage t % {stages}, and full[t % "
+                f"{stages}] completes phase t / {stages} when the tile has landed",
+                size=13, weight="bold")
+    ring_timeline(canvas, x0, y0, stages, k_tiles, step_w, row_h, 90, "TMA", "wgmma",
+                  issue_at=0.4, phases=True)
+    y = y0 + stages * row_h + 34
+    swatches(canvas, x0, y, [(tint(PARITY_COLORS[0], 0.55), "copy in flight, phase of parity 0"),
+                             (tint(PARITY_COLORS[1], 0.55), "parity 1"),
+                             (tint(MMA_COLOR, 0.6), f"the {wgmmas} wgmmas of each warpgroup")],
+             spacing=36)
+    canvas.text(x0 + 760, y, "P0 / P1: the parity its wait names", size=11)
+    steps = [
+        f"Every step t, everyone: mbarrier.try_wait.parity(full[t % {stages}], (t / {stages}) "
+        "& 1); wgmma.fence, the wgmmas, commit; wgmma.wait_group 1",
+        f"(step t - 1's wgmmas are done); __syncthreads; then thread 0 starts tile t + "
+        f"{stages - 1} into the stage that step t - 1 read.",
+        "The parity alternates on every lap of the ring, so a wait tells the phase it needs "
+        "from the previous lap's, which has completed too.",
+    ]
+    for i, line in enumerate(steps):
+        canvas.text(x0, y + 36 + 26 * i, line, size=11)
+    canvas.save(figures, "concept_07_tma_ring.png")
+
+
+def tile_origin(k, tiles_m, tiles_n, tile):
+    """chapters/08_warp_specialized/gemm.cuh's tile_origin, in tiles: (tile row, tile column)."""
+    group_rows_max = k["group_tile_rows"]
+    per_group = group_rows_max * tiles_n
+    first_row = tile // per_group * group_rows_max
+    group_rows = min(tiles_m - first_row, group_rows_max)
+    in_group = tile % per_group
+    return first_row + in_group % group_rows, in_group // group_rows
+
+
+def simulate_roles(stages, k_tiles, tiles, latency, wgmma, epilogue, issue):
+    """A schematic run of chapter 08's barriers, in arbitrary time units, for `tiles` tiles of C
+    of `k_tiles` K tiles each, numbered i through the block's K tiles. The producer refills the
+    stage of K tile i once the consumers released its previous use, K tile i - stages (empty);
+    the copy lands `latency` later (full); the consumers start K tile i once it has landed and
+    they are free, run its wgmmas for `wgmma`, release a K tile's stage when the next K tile's
+    wgmmas are issued (wait_group 1), or a tile's last at its end (wait_group 0), and run the
+    epilogue after each tile of C. Returns issued, landed, start, end, released (per i) and the
+    epilogues' (start, end)."""
+    count = k_tiles * tiles
+
+    @functools.lru_cache(maxsize=None)
+    def issued(i):
+        if i < 0:
+            return -issue
+        free = released(i - stages) if i >= stages else 0.0
+        return max(issued(i - 1) + issue, free)
+
+    @functools.lru_cache(maxsize=None)
+    def start(i):
+        if i == 0:
+            return issued(0) + latency
+        before = end(i - 1) + (epilogue if i % k_tiles == 0 else 0.0)
+        return max(before, issued(i) + latency)
+
+    def end(i):
+        return start(i) + wgmma
+
+    def released(i):
+        return end(i) if i % k_tiles == k_tiles - 1 else start(i + 1)
+
+    epilogues = [(end(j * k_tiles + k_tiles - 1), end(j * k_tiles + k_tiles - 1) + epilogue)
+                 for j in range(tiles)]
+    return ([issued(i) for i in range(count)], [issued(i) + latency for i in range(count)],
+            [start(i) for i in range(count)], [end(i) for i in range(count)],
+            [released(i) for i in range(count)], epilogues)
+
+
+def concept_08(k, sms, figures):
+    stages, consumers = k["ch08_stages"], k["consumers"]
+    wg_threads = k["warpgroup_threads"]
+    tm, tn = k["ch08_block_tile_m"], k["ch08_block_tile_n"]
+    canvas = Canvas(1400, 700, "Chapter 08: a producer warpgroup and two consumer warpgroups, "
+                               "meeting only at mbarriers")
+    x0 = 40
+
+    # The block's three warpgroups.
+    y = 70
+    boxes = [("warpgroup 0: producer", f"setmaxnreg.dec to {k['producer_registers']} registers;",
+              "thread 0 issues every TMA copy", tint(COPY_COLOR, 0.45), COPY_COLOR)]
+    for c in range(consumers):
+        boxes.append((f"warpgroup {c + 1}: consumer",
+                      f"setmaxnreg.inc to {k['consumer_registers']} registers;",
+                      f"rows {c * k['wgmma_m']}-{(c + 1) * k['wgmma_m'] - 1} of each "
+                      f"{tm} x {tn} tile", tint(MMA_COLOR, 0.3), MMA_COLOR))
+    for j, (name, line1, line2, face, edge) in enumerate(boxes):
+        bx = x0 + j * 308
+        canvas.rect(bx, y, 290, 86, face=face, edge=edge, lw=1.8)
+        canvas.text(bx + 12, y + 18, name, size=12, weight="bold")
+        canvas.text(bx + 12, y + 44, line1, size=10)
+        canvas.text(bx + 12, y + 66, line2, size=10)
+    launch = k["launch_registers"]
+    canvas.text(x0, y + 108, f"{k['ch08_threads']} threads, one block per SM, launched at "
+                f"{launch} registers each: {wg_threads} x {k['producer_registers']} + "
+                f"{consumers * wg_threads} x {k['consumer_registers']} = "
+                f"{k['ch08_threads']} x {launch}.", size=11)
+
+    # The schematic run.
+    k_tiles, tiles, issue = 6, 2, 0.15
+    issued, landed, start, end, released, epilogues = simulate_roles(
+        stages, k_tiles, tiles, latency=2.6, wgmma=1.0, epilogue=3.0, issue=issue)
+    horizon = epilogues[-1][1] + 0.3
+    tx0, tw = x0 + 200, 920 - 200
+    unit = tw / horizon
+    X = lambda t: tx0 + t * unit  # noqa: E731
+    ty, rh = 250, 44
+    rows = ["producer (thread 0)"] + [f"stage {s}" for s in range(stages)] + \
+        [f"consumers ({consumers} warpgroups)"]
+    canvas.text(x0, ty - 30, "One block over time (schematic, not to scale)", size=13,
+                weight="bold")
+    for r, name in enumerate(rows):
+        canvas.text(x0, ty + (r + 0.5) * rh, name, size=11, weight="bold")
+        canvas.line([tx0, tx0 + tw], [ty + (r + 1) * rh] * 2, color="#dddddd", lw=0.8)
+    cons_y = ty + (stages + 1) * rh
+    for i in range(k_tiles * tiles):
+        sy = ty + (1 + i % stages) * rh + 5
+        waited = issued[i] - (issued[i - 1] + issue if i else 0.0)
+        if waited > 1e-9:  # the producer waited on empty[s]
+            canvas.line([X(issued[i] - waited), X(issued[i])], [ty + rh / 2] * 2, color=GRID,
+                        lw=1.5, linestyle=":")
+        canvas.rect(X(issued[i]), ty + 8, issue * unit, rh - 16, face=COPY_COLOR, edge=GRID,
+                    lw=0.6)
+        canvas.rect(X(issued[i]), sy, (landed[i] - issued[i]) * unit, rh - 10,
+                    face=tint(COPY_COLOR, 0.55), edge=GRID, lw=0.6, hatch="//")
+        if start[i] > landed[i] + 1e-9:
+            canvas.rect(X(landed[i]), sy, (start[i] - landed[i]) * unit, rh - 10,
+                        face=tint(COPY_COLOR, 0.2), edge=GRID, lw=0.6)
+        canvas.rect(X(start[i]), sy, (released[i] - start[i]) * unit, rh - 10,
+                    face=tint(MMA_COLOR, 0.55), edge=GRID, lw=0.6, text=str(i % k_tiles),
+                    size=10)
+        canvas.rect(X(start[i]), cons_y + 5, (end[i] - start[i]) * unit, rh - 10,
+                    face=tint(MMA_COLOR, 0.6), edge=MMA_COLOR, lw=1, text=str(i % k_tiles),
+                    size=10)
+    for j, (a, b) in enumerate(epilogues):
+        canvas.rect(X(a), cons_y + 5, (b - a) * unit, rh - 10, face=tint(EPILOGUE_COLOR, 0.55),
+                    edge=EPILOGUE_COLOR, lw=1, text="epilogue", size=10)
+        canvas.text(X(start[j * k_tiles]), cons_y + rh + 12,
+                    "tile b" if j == 0 else "tile b + grid", size=10, color="#444444")
+    # Where the producer runs ahead: the next tile's copies during the epilogue.
+    a, b = epilogues[0]
+    canvas.rect(X(a), ty + 2, (b - a) * unit, (stages + 2) * rh - 4, edge="black", lw=1.5,
+                linestyle="--", zorder=6)
+    ly = cons_y + rh + 44
+    swatches(canvas, x0, ly, [(COPY_COLOR, "TMA issued"),
+                              (tint(COPY_COLOR, 0.55), "copy in flight"),
+                              (tint(COPY_COLOR, 0.2), "landed, not yet read"),
+                              (tint(MMA_COLOR, 0.55), "read by the wgmmas"),
+                              (tint(EPILOGUE_COLOR, 0.55), "epilogue")], spacing=20)
+    notes(canvas, x0, ly + 34, [
+        ("", f"Numbers: the K tile within its tile of C; dotted: the producer waits on empty[s], "
+             f"which lane 0 of each of the {k['consumer_warps']} consumer warps arrives on once "
+             "the stage's wgmmas are done; the consumers wait on full[s] (the producer's "
+             "expect_tx and the landed bytes). No __syncthreads: in the dashed box the "
+             "producer fills the ring with the next tile's K tiles while the consumers run the "
+             "epilogue, and the next tile starts at once."),
+    ], width=112, size=11)
+
+    # The grouped persistent tile order, at 8192^3.
+    size = 8192
+    tiles_m, tiles_n = size // tm, size // tn
+    cell = 5
+    gx, gy = 990, 120
+    canvas.text(gx - 10, gy - 50, f"Tile order at {size}^3 ({tiles_m} x {tiles_n} tiles)",
+                size=13, weight="bold")
+    cmap = plt.get_cmap("cividis")
+    for panel, grouped in enumerate([True, False]):
+        px = gx + panel * (tiles_n * cell + 40)
+        canvas.rect(px, gy, tiles_n * cell, tiles_m * cell, face="#eeeeee", edge=GRID, lw=1)
+        rows, cols = set(), set()
+        for tile in range(sms):
+            r, c = (tile_origin(k, tiles_m, tiles_n, tile) if grouped
+                    else divmod(tile, tiles_n))
+            rows.add(r)
+            cols.add(c)
+            canvas.rect(px + c * cell, gy + r * cell, cell, cell, face=cmap(tile / sms),
+                        edge="none", lw=0)
+        for r in rows:  # the rows of A and columns of B these tiles read
+            canvas.rect(px - 9, gy + r * cell, 6, cell, face=A_COLOR, edge="none", lw=0)
+        for c in cols:
+            canvas.rect(px + c * cell, gy - 9, cell, 6, face=B_COLOR, edge="none", lw=0)
+        if grouped:
+            group = k["group_tile_rows"]
+            for g in range(1, tiles_m // group):
+                canvas.line([px - 4, px + tiles_n * cell + 4], [gy + g * group * cell] * 2,
+                            color="black", lw=1.2)
+        title = (f"grouped ({k['group_tile_rows']} tile rows)" if grouped else "row by row")
+        canvas.text(px + tiles_n * cell / 2, gy - 20, title, size=11, ha="center")
+        canvas.text(px + tiles_n * cell / 2, gy + tiles_m * cell + 16,
+                    f"{len(rows) * tm} rows of A,\n{len(cols) * tn} columns of B", size=10,
+                    ha="center", va="top")
+    notes(canvas, gx - 10, gy + tiles_m * cell + 70, [
+        ("", f"Coloured: the first {sms} tiles, one per block ({sms} SMs on the H100 of the "
+             "results), dark to light in order; in the margins (blue, orange) and below: the "
+             f"rows of A and columns of B they read. Block b then takes tiles b + {sms}, "
+             f"b + {2 * sms}, ..."),
+    ], width=52, size=10)
+    canvas.save(figures, "concept_08_roles.png")
+
+
+def main():
+    figures = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs", "figures")
+    os.makedirs(figures, exist_ok=True)
+    sns.set_theme(style="white", font="DejaVu Sans")
+    k = read_constants()
+    concept_01(k, figures)
+    concept_02(k, figures)
+    concept_03(k, figures)
+    concept_04(k, figures)
+    concept_05(k, figures)
+    concept_06(k, read_epilogue_kinds(), figures)
+    concept_07(k, figures)
+    concept_08(k, read_sm_count(), figures)
+
+
+if __name__ == "__main__":
+    main()

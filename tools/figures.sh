@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Redraws every figure of docs/figures/ in one go, from the committed CSVs and the headers:
+#   tools/plot.py             loss_curves.png, gemm_tflops.png, epilogue_versions.png
+#                             (docs/results/)
+#   tools/plot_comparison.py  comparison_time.png, comparison_speedup.png, comparison_loss.png,
+#                             comparison_table.md (docs/results/comparison/)
+#   tools/draw_concepts.py    concept_01_naive.png ... concept_08_roles.png (the chapters'
+#                             headers)
+# Usage: tools/figures.sh [FIGURES_DIR]    (default: docs/figures)
+# Python: the first of /usr/bin/python3 (Debian's, where python3-seaborn installs) and python3
+# that imports seaborn, pandas, matplotlib and numpy.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+figures=${1:-docs/figures}
+
+python=
+for candidate in /usr/bin/python3 python3; do
+  if command -v "$candidate" >/dev/null &&
+    "$candidate" -c "import seaborn, pandas, matplotlib, numpy" 2>/dev/null; then
+    python=$candidate
+    break
+  fi
+done
+if [ -z "$python" ]; then
+  echo "error: no python3 imports seaborn, pandas, matplotlib, numpy" \
+    "(Debian: apt-get install python3-seaborn)" >&2
+  exit 1
+fi
+
+"$python" tools/plot.py docs/results "$figures"
+"$python" tools/plot_comparison.py --results docs/results/comparison --figures "$figures"
+"$python" tools/draw_concepts.py "$figures"
