@@ -3,7 +3,8 @@
   excerpts   "<!-- excerpt: PATH:A-B -->" and the fenced block right under it equal lines A-B of
              PATH (repository-relative);
   links      every relative link's target exists (http(s) and mailto links are not followed);
-             #Lnn and #Lnn-Lmm anchors lie inside the target file; any other anchor on a .md file
+             #Lnn and #Lnn-Lmm anchors lie inside the target file, and a link whose text names
+             lines ([gemm.cuh:40-52](...)) names the anchor's; any other anchor on a .md file
              (the file itself for "#id") names an <a id="..."> there or a GitHub heading slug;
   tables     every "<!-- table: ... -->" block is what tools/results_tables.py generates.
 One "error: FILE:LINE: ..." line per problem; exit status 1 if there is any.
@@ -26,6 +27,8 @@ HTML_LINK = re.compile(r"<(?:a|img)\s[^>]*?(?:href|src)=\"([^\"]+)\"", re.IGNORE
 ANCHOR_ID = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"", re.IGNORECASE)
 HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 LINE_ANCHOR = re.compile(r"^L(\d+)(?:-L(\d+))?$")
+# A link that names its lines, [gemm.cuh:40-52](...#L40-L52): the text must name the anchor's lines.
+NAMED_LINES = re.compile(r"\[[^\[\]`]*?:(\d+)(?:-(\d+))?\]\([^)#\s]+#L(\d+)(?:-L(\d+))?\)")
 
 
 def strip_code_spans(line):
@@ -154,6 +157,11 @@ class Checker:
             for target in LINK.findall(text) + HTML_LINK.findall(text):
                 self.counts["links"] += 1
                 self.check_link(doc, i + 1, target)
+            for match in NAMED_LINES.finditer(text):
+                first, last, anchor_first, anchor_last = match.groups()
+                if (first, last) != (anchor_first, anchor_last):
+                    self.error(doc.path, i + 1, f"link {match.group(0)}: its text names other "
+                               f"lines than its anchor")
 
     def check_link(self, doc, number, target):
         if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.IGNORECASE):
