@@ -21,6 +21,10 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 export PATH="/usr/local/cuda/bin:$PATH"
 results=$(mktemp -d)
+# Stopped from outside (e.g. `timeout 560 tools/device_run.sh ...` inside a call's limit), it still
+# packs what it has: a part that ran out of time leaves the parts before it.
+# (tar first: the tee behind this script's output is stopped too, and writing to it would end here)
+trap 'tar -czf "$out/results.tar.gz" -C "$results" .; exit 124' TERM INT
 exec > >(tee -a "$out/log.txt") 2>&1
 
 meson_cmd=(meson)
