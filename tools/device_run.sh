@@ -21,10 +21,6 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 export PATH="/usr/local/cuda/bin:$PATH"
 results=$(mktemp -d)
-# Stopped from outside (e.g. `timeout 560 tools/device_run.sh ...` inside a call's limit), it still
-# packs what it has: a part that ran out of time leaves the parts before it.
-# (tar first: the tee behind this script's output is stopped too, and writing to it would end here)
-trap 'tar -czf "$out/results.tar.gz" -C "$results" .; exit 124' TERM INT
 exec > >(tee -a "$out/log.txt") 2>&1
 
 meson_cmd=(meson)
@@ -116,6 +112,8 @@ while [ $# -gt 0 ]; do
       exit 1
       ;;
   esac
+  # Packed after every part: a call that runs out of time keeps the parts it finished.
+  tar -czf "$out/results.tar.gz" -C "$results" .
 done
 
 tar -czf "$out/results.tar.gz" -C "$results" .
