@@ -12,6 +12,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 export PATH=/usr/local/cuda/bin:$PATH
 bins=$(mktemp -d)
+source tools/tile_sweep/build.sh
 mkdir -p "$out/ncu"
 
 build() {  # NAME -> $bins/NAME
@@ -23,10 +24,8 @@ build() {  # NAME -> $bins/NAME
     [ -n "$src" ] || { echo "error: no chapter $name"; return 1; }
     src=${src%/} ns=$(basename "$src") ns=${ns:3}
   fi
-  nvcc -O3 -std=c++17 --expt-relaxed-constexpr -gencode=arch=compute_90a,code=sm_90a -lineinfo \
-    -I"$src" -Ichapters -Icommon -DCHAPTER_NAME="\"$name\"" -DCHAPTER_NAMESPACE="$ns" \
-    common/chapter.cu common/epilogue.cu tools/tile_sweep/time_gemm.cu "${flags[@]}" \
-    -o "$bins/$name" || echo "error: $name does not build"
+  build_gemm_timer "$src" "$name" "$ns" "$bins/$name" "${flags[@]}" ||
+    echo "error: $name does not build"
 }
 
 for name in "$@"; do build "$name" & done

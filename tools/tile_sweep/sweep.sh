@@ -18,7 +18,7 @@ shapes=("$@")
 source_file="$root/chapters/$chapter/gemm.cuh"
 [ -f "$source_file" ] || { echo "error: no chapter $chapter"; exit 1; }
 work=$(mktemp -d)
-arch=${GPU_ARCH:-90a}
+source "$root/tools/tile_sweep/build.sh"
 
 build() {  # variant index, overrides
   local dir="$work/v$1"
@@ -29,11 +29,9 @@ build() {  # variant index, overrides
     grep -qE "constexpr int $name = " "$dir/gemm.cuh" || { echo "no constant $name" >"$dir/error"; return; }
     sed -i -E "s/(constexpr int $name = )[0-9]+;/\1$value;/" "$dir/gemm.cuh"
   done
-  nvcc -O3 -std=c++17 --expt-relaxed-constexpr -gencode="arch=compute_$arch,code=sm_$arch" \
-    -Xptxas -v -I"$dir" -I"$root/chapters" -I"$root/common" -DCHAPTER_NAME="\"$chapter\"" \
-    -DCHAPTER_NAMESPACE="${chapter:3}" \
-    "$root/common/chapter.cu" "$root/common/epilogue.cu" "$root/tools/tile_sweep/time_gemm.cu" ${LIBS:-} -o "$dir/time_gemm" \
-    >"$dir/ptxas.txt" 2>&1 || echo "build failed: $(grep -m1 error "$dir/ptxas.txt")" >"$dir/error"
+  # shellcheck disable=SC2086  # LIBS: extra libraries, split on spaces
+  build_gemm_timer "$dir" "$chapter" "${chapter:3}" "$dir/time_gemm" -Xptxas -v ${LIBS:-} \
+    >"$dir/ptxas.txt" || echo "build failed: $(grep -m1 error "$dir/ptxas.txt")" >"$dir/error"
 }
 
 for i in "${!variants[@]}"; do build "$i" "${variants[$i]}" & done
