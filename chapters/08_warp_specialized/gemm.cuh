@@ -83,6 +83,11 @@ static_assert(kProducerRegisters * kWarpgroupThreads +
 template <Op kOpA, Op kOpB>
 using RingFor = Ring<kBlockTileM, kBlockTileN, kOpA, kOpB, kStages, 2>;
 
+// Tiles of C: the blocks' loop bound on the device, the grid's upper bound on the host.
+__host__ __device__ inline int tile_count(const GemmProblem& p) {
+  return ((p.m + kBlockTileM - 1) / kBlockTileM) * ((p.n + kBlockTileN - 1) / kBlockTileN);
+}
+
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 template <int kRegisters>
@@ -93,10 +98,6 @@ __device__ __forceinline__ void setmaxnreg_dec() {
 template <int kRegisters>
 __device__ __forceinline__ void setmaxnreg_inc() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
-}
-
-__device__ __forceinline__ int tile_count(const GemmProblem& p) {
-  return ((p.m + kBlockTileM - 1) / kBlockTileM) * ((p.n + kBlockTileN - 1) / kBlockTileN);
 }
 
 // The first row and column of C of tile `tile` in the grouped order: groups of kGroupTileRows
@@ -212,9 +213,8 @@ void launch_warp_specialized(const GemmProblem& p, cudaStream_t stream) {
   const auto kernel = warp_specialized_gemm_kernel<kOpA, kOpB, kKind>;
   static const int resident = resident_blocks(kernel, kThreads, Ring::kSmemBytes);
   const TensorMaps<typename Ring::A, typename Ring::B> maps(p);
-  const int tiles =
-      ((p.m + kBlockTileM - 1) / kBlockTileM) * ((p.n + kBlockTileN - 1) / kBlockTileN);
-  kernel<<<std::min(tiles, resident), kThreads, Ring::kSmemBytes, stream>>>(maps.a, maps.b, p);
+  const int blocks = std::min(tile_count(p), resident);
+  kernel<<<blocks, kThreads, Ring::kSmemBytes, stream>>>(maps.a, maps.b, p);
 }
 
 inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
