@@ -13,8 +13,10 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_docs import EXCERPT  # noqa: E402  the marker as the checker reads it
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXCERPT = re.compile(r"^(<!-- excerpt: )(\S+?):(\d+)(?:-(\d+))?( -->\s*)$")
 # A link with a line anchor, and the lines its text names where it names them (gemm.cuh:40-52).
 LINE_LINK = re.compile(r"(\[[^\[\]`]*?)(?::(\d+)(?:-(\d+))?)?\]\(([^)\s#]+)#L(\d+)(?:-L(\d+))?\)")
 
@@ -55,9 +57,11 @@ def remap_file(doc, base, maps, problems):
         where = f"{doc}:{index + 1}"
         match = EXCERPT.match(line)
         if match:
-            prefix, path, a, b, suffix = match.groups()
-            first = mapped(path, int(a), where)
-            new = f"{prefix}{path}:{first}" + (f"-{mapped(path, int(b), where)}" if b else "") + suffix
+            path, a, b = match.groups()
+            span = str(mapped(path, int(a), where))
+            if b:
+                span += f"-{mapped(path, int(b), where)}"
+            new = line[:match.start(2)] + span + line[match.end(3 if b else 2):]
         else:
             def link(m):
                 text, text_first, text_last, path, a, b = m.groups()
