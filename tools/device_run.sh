@@ -51,7 +51,7 @@ while [ $# -gt 0 ]; do
   case $part in
     check)
       step "tests"
-      "${meson_cmd[@]}" test -C "$build" --print-errorlogs --num-processes 1
+      "${meson_cmd[@]}" test -C "$build" --print-errorlogs
       cp "$build/meson-logs/testlog.txt" "$results/testlog.txt"
       step "resource usage and SASS"
       for c in $all_chapters; do
@@ -63,7 +63,7 @@ while [ $# -gt 0 ]; do
       ;;
     tests)
       step "tests: ${chapters[*]}"
-      "${meson_cmd[@]}" test -C "$build" --print-errorlogs --num-processes 1 \
+      "${meson_cmd[@]}" test -C "$build" --print-errorlogs \
         $(printf -- '--suite %s ' "${chapters[@]}")
       cp "$build/meson-logs/testlog.txt" "$results/testlog_suites.txt"
       ;;

@@ -6,6 +6,8 @@
 # launched the chapter's way (a CUDA graph from chapter 06 on), with the MNIST files in data/mnist.
 # Needs a GPU and a build with the chapters in it.
 #   tools/sanitize.sh [BUILD_DIR] [LOG_DIR]     defaults: build, BUILD_DIR/sanitizer
+# SANITIZE_ONLY=REGEX runs only the runs whose label (e.g. initcheck_02_smem_tiling,
+# memcheck_train_08_warp_specialized) matches it, as grep -E does.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build}
@@ -23,6 +25,7 @@ labels=()
 sanitize() {
   local tool=$1 label=$2
   shift 2
+  [ -z "${SANITIZE_ONLY:-}" ] || grep -qE "$SANITIZE_ONLY" <<<"$label" || return 0
   labels+=("$label")
   while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n; done
   (
