@@ -4,7 +4,7 @@ batch sizes and hidden widths, then hands the same grid to the PyTorch script.
 
     python3 bench/compare.py --out OUT [--build-dir build] [--batches 32,256]
         [--hiddens 128,256,512,1024,2048,4096,8192] [--implementations 04_cp_async,cublas]
-        [--data-dir DIR] [--epoch-budget-ms 2000] [--no-pytorch]
+        [--data-dir DIR] [--epoch-budget-ms 2000] [--no-pytorch] [--pytorch-variants V1,V2]
 
 Implementations: every chapter trainer BUILD/chapters/train_NN_name and BUILD/bench/train_cublas.
 Each run trains the 784-h-h-h-10 model with the trainer's defaults (lr 0.05, seed 42, as the
@@ -68,6 +68,9 @@ def parse_args():
     parser.add_argument("--epoch-budget-ms", default=2000.0, type=float,
                         help="train at most about this long per epoch (--max-steps)")
     parser.add_argument("--no-pytorch", action="store_true", help="skip bench/pytorch_mlp.py")
+    parser.add_argument("--pytorch-variants",
+                        help="passed to bench/pytorch_mlp.py --variants (default: all of its own; "
+                             "torch.compile's autotuning takes about a minute per shape)")
     return parser.parse_args()
 
 
@@ -158,6 +161,10 @@ def run_pytorch(args, script):
     command = [sys.executable, str(script), "--out", str(args.out),
                "--batches", ",".join(map(str, args.batches)),
                "--hiddens", ",".join(map(str, args.hiddens))]
+    if args.pytorch_variants:
+        command += ["--variants", args.pytorch_variants]
+    if args.data_dir:
+        command += ["--data-dir", args.data_dir]
     print("\n" + " ".join(command), flush=True)
     status = subprocess.run(command).returncode
     if status != 0:
