@@ -46,16 +46,24 @@ PY
     echo "error: mutant $name no longer applies" >"$result"
     return
   fi
-  if ! ninja -C "$dir/build" "tests/$target" >"$work/$name.build.txt" 2>&1; then
+  # TOOL:TARGET runs the test under compute-sanitizer's TOOL, in the GEMM test's sanitize mode.
+  local tool="" program=$target
+  if [[ $target == *:* ]]; then tool=${target%%:*} program=${target#*:}; fi
+  if ! ninja -C "$dir/build" "tests/$program" >"$work/$name.build.txt" 2>&1; then
     echo "caught  $name: does not compile" >"$result"
   else
-    local args
-    case $target in
+    local args runner=()
+    case $program in
       test_training_*) args=("$root/data/mnist") ;;  # trains on MNIST: tools/device_run.sh fetches it
       test_mlp_kernels) args=("$seed") ;;
       *) args=("$seed" small) ;;
     esac
-    timeout "$test_timeout" "$dir/build/tests/$target" "${args[@]}" >"$work/$name.txt" 2>&1
+    if [ -n "$tool" ]; then
+      runner=(compute-sanitizer --tool "$tool" --error-exitcode 1)
+      args=("$seed" sanitize)
+    fi
+    timeout "$test_timeout" "${runner[@]}" "$dir/build/tests/$program" "${args[@]}" \
+      >"$work/$name.txt" 2>&1
     local status=$?
     if [ $status -eq 124 ]; then
       echo "caught  $name: $target did not finish in ${test_timeout} s" >"$result"
