@@ -270,10 +270,10 @@ void test_partial_batch(const Dataset& data) {
   // Largest relative_gap of any layer's weights or biases. In the same emulation, on this model,
   // split and order (2026-11-23): 1.1e-4 after these three steps (the GPU, H100 2026-11-23: 1.1e-4
   // to 1.3e-4 in every chapter), and up to 7e-3 one step later, where an fp16 rounding flips and
-  // moves a unit's whole gradient for a row. The controls: biases
-  // at half the rate 0.5, frozen biases 1.0; the partial batch's weight gradient averaged over 37
-  // rows instead of 27 (the third control below) 0.13-0.17, or summed with the previous step's 10
-  // stale rows (what a product over the full batch size computes) 0.21-0.23.
+  // moves a unit's whole gradient for a row. The controls: biases at half the rate 0.5, frozen
+  // biases 1.0; the partial batch's weight gradient averaged over 37 rows instead of 27 (the third
+  // control below) 0.13-0.17, or summed with the previous step's 10 stale rows (what a product
+  // over the full batch size computes) 0.21-0.23.
   constexpr double kParameterTolerance = 0.03;
   const ModelParams init = init_params({784, 64, 64, 64, 10}, kSeed);
   Dataset part;
