@@ -499,6 +499,10 @@ def concept_03(k, figures):
         canvas.text(x, y - 54, text, size=13, weight="bold")
         swatches(canvas, x, y - 24, legend)
 
+    def outline_matrices(x, y):  # the four 8 x 8 matrices of a 16 x 16 tile, q down then across
+        for q in range(4):
+            canvas.rect(x + q // 2 * 8 * c, y + q % 2 * 8 * c, 8 * c, 8 * c, edge="black", lw=1.5)
+
     # ldmatrix.x4 on a K-major 16 x 16 tile of A: lane l names row l % 8 of matrix l / 8.
     heading(x0, y0, "ldmatrix.x4: each lane gives one row's address",
             [(light[q], f"matrix {q}") for q in range(4)])
@@ -507,8 +511,7 @@ def concept_03(k, figures):
         row, col = q % 2 * 8 + r, q // 2 * 8
         canvas.rect(x0 + col * c, y0 + row * c, 8 * c, c, face=light[q], edge="white", lw=1.5,
                     text=f"lane {lane}", size=11)
-    for q in range(4):
-        canvas.rect(x0 + q // 2 * 8 * c, y0 + q % 2 * 8 * c, 8 * c, 8 * c, edge="black", lw=1.5)
+    outline_matrices(x0, y0)
     indices(x0, y0, mm, mk, "m    (a bar: one row, 8 halves = 16 bytes)", "k")
 
     # The A fragment: a[q] holds matrix q, rows g (+8), columns 2t, 2t+1 (+8).
@@ -520,8 +523,7 @@ def concept_03(k, figures):
             row, col = q % 2 * 8 + g, q // 2 * 8 + 2 * t
             canvas.rect(ax_ + col * c, ay + row * c, 2 * c, c, face=light[q], edge="white",
                         lw=1.5, text=str(lane), size=11)
-    for q in range(4):
-        canvas.rect(ax_ + q // 2 * 8 * c, ay + q % 2 * 8 * c, 8 * c, 8 * c, edge="black", lw=1.5)
+    outline_matrices(ax_, ay)
     indices(ax_, ay, mm, mk, "m", "k")
 
     # The B fragment: b[0] holds k = 2t, 2t+1 of column g; b[1] the same 8 further in k.
