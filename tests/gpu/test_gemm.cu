@@ -91,6 +91,9 @@ const Shape kShapes[] = {
     {32, 784, 8192}, {3, 200, 4099},   {32, 1024, 1000},  {40, 64, 1024}, {1032, 4104, 264},
 };
 constexpr double kSmallWork = 1 << 22;  // multiply-adds of the shapes the sanitizer runs
+bool is_small(const Shape& s) {
+  return double(s.m) * s.n * s.k <= kSmallWork;
+}
 
 // Each product with the epilogues the trainer applies to it, after the plain store.
 struct NamedOps {
@@ -674,8 +677,7 @@ const Misaligned kMisaligned[] = {
 // 02's racecheck run outlasted 300 s on the H100; without it, it passed within 4 minutes.
 void check_misaligned(float* workspace, SplitMix64& rng, Launches& launches, bool sanitize) {
   for (const Misaligned& m : kMisaligned) {
-    const Shape& s = m.shape;
-    const bool only_for_wgmma = double(s.m) * s.n * s.k > kSmallWork;
+    const bool only_for_wgmma = !is_small(m.shape);
     if (sanitize && only_for_wgmma && !launches.chapter.wgmma_dispatch) continue;
     for (const NamedOps& named : kProducts) {
       const Product product(m.shape, named, rng, m.operand_offset);
@@ -849,7 +851,7 @@ int main(int argc, char** argv) {
     Launches launches{stream, query_device(), testing::chapter_kernels(chapter_name()), {}};
     int shapes = 0;
     for (const Shape& shape : kShapes) {
-      if (small && double(shape.m) * shape.n * shape.k > kSmallWork) continue;
+      if (small && !is_small(shape)) continue;
       ++shapes;
       for (const NamedOps& named : kProducts) {
         const Product product(shape, named, rng);
