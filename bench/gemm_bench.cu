@@ -7,8 +7,8 @@
 // The cases, all in one run:
 //   square 4096 in the three layouts ("square 4096" is the forward one, as in earlier results)
 //   and square 8192 (forward only);
-//   the products of a training step of the 784-h-h-h-10 model for batch 32 and 256 and hidden
-//   1024 and 8192 ("b32 h1024 L2 forward", ...);
+//   the products of a training step of the 784-h-h-h-10 model for batch 32 and 256 and every
+//   hidden width of the comparisons, 128 to 8192 ("b32 h1024 L2 forward", ...);
 //   two shapes that only parallel K can fill an H100 with: "splitk 32x784x8192" (backward-data
 //   layout) and "splitk 32x1024x1024" (forward layout).
 // Each kernel is first checked against cuBLAS on the same random inputs, then timed two ways:
@@ -125,7 +125,7 @@ std::vector<Case> cases() {
       {"square 8192", 8192, 8192, 8192, kForward, true},
   };
   for (const int batch : {32, 256}) {
-    for (const int hidden : {1024, 8192}) {
+    for (const int hidden : {128, 256, 512, 1024, 2048, 4096, 8192}) {
       const std::string model = "b" + std::to_string(batch) + " h" + std::to_string(hidden) + " ";
       const int widths[] = {784, hidden, hidden, hidden, 10};
       for (int l = 0; l < 4; ++l) {

@@ -1,5 +1,5 @@
 // Hopper's copy engine (TMA) and the barrier it reports to (mbarrier), introduced by chapter 07
-// and included by chapter 08: each instruction wrapped once, the host side that describes a
+// and included by chapters 08 and 09: each instruction wrapped once, the host side that describes a
 // matrix to the copy engine, and the layout of an operand's tile as the copy engine writes it.
 //
 // TMA. `cp.async.bulk.tensor` copies a whole box of a matrix (here up to 256 x 64 halves) from

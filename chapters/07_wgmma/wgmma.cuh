@@ -1,5 +1,5 @@
-// Hopper's own tensor-core instruction, introduced by chapter 07 and included by chapter 08:
-// `wgmma.mma_async` and its fences and waits, each wrapped once, the matrix descriptor it reads
+// Hopper's own tensor-core instruction, introduced by chapter 07 and included by chapters 08 and
+// 09: `wgmma.mma_async` and its fences and waits, each wrapped once, the matrix descriptor it reads
 // shared memory through, and the epilogue of its accumulators.
 //
 // wgmma. A warpgroup (4 consecutive warps, 128 threads) multiplies a 64 x N x 16 tile, N up to
@@ -63,14 +63,14 @@ constexpr int kAccumulators = kWgmmaM * kWgmmaN / kWarpgroupThreads;  // 128 flo
 // 32, they and the 128 accumulators no longer fit in the registers).
 constexpr int kEpilogueGroup = 8;
 
-// The shared memory of a block of chapters 07 and 08: kStages stages, each the A tile (kTileM
+// The shared memory of a block of chapters 07-09: kStages stages, each the A tile (kTileM
 // rows of op(A)) then the B tile (kTileN columns of op(B)), kTileK deep, then kBarriersPerStage
 // mbarriers per stage.
 template <int kTileM, int kTileN, Op kOpA, Op kOpB, int kStages, int kBarriersPerStage>
 struct Ring {
   using A = SmemTile<kTileM, kOpA == Op::N, kWgmmaK>;
   using B = SmemTile<kTileN, kOpB == Op::T, kWgmmaK>;
-  static constexpr int kStageBytes = A::kBytes + B::kBytes;  // 48 KB: also full[s]'s bytes
+  static constexpr int kStageBytes = A::kBytes + B::kBytes;  // also full[s]'s bytes
   // One warpgroup's 64 rows of op(A): contiguous in both layouts (rows 0-63 of the K-major box,
   // or the first box of the MN-major ones).
   static constexpr int kWarpgroupRowsBytes = kWgmmaM * kTileK * int(sizeof(__half));
@@ -109,16 +109,83 @@ __device__ __forceinline__ void wgmma_wait() {
 
 // wgmmas write the accumulators behind the compiler's back until wgmma_wait: this tells it that
 // they change here, after the wait, so that it reads them no earlier.
-__device__ __forceinline__ void accumulators_settled(float (&d)[kAccumulators]) {
+template <int kCount>
+__device__ __forceinline__ void accumulators_settled(float (&d)[kCount]) {
 #pragma unroll
-  for (int i = 0; i < kAccumulators; ++i) asm volatile("" : "+f"(d[i])::"memory");
+  for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// d = A . B + (accumulate ? d : 0) for a 64 x 256 x 16 step of this warpgroup, A (64 x 16) and
-// B (16 x 256) in shared memory; kTransA / kTransB: the operand is MN-major.
+// d = A . B + (accumulate ? d : 0) for a 64 x N x 16 step of this warpgroup, A (64 x 16) and
+// B (16 x N) in shared memory; kTransA / kTransB: the operand is MN-major. N is read off the
+// accumulators, N / 2 floats per thread: chapters 07 and 08 use N = 256 (kAccumulators),
+// chapter 09 also 32, 64 and 128, with the batch on N.
 template <bool kTransA, bool kTransB>
-__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[kAccumulators], uint64_t a, uint64_t b,
-                                                 bool accumulate) {
+__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[16], uint64_t a, uint64_t b,
+                                               bool accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred accumulate;\n"
+      "setp.ne.b32 accumulate, %18, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, "
+      "accumulate, 1, 1, %19, %20;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15])
+      : "l"(a), "l"(b), "r"(int(accumulate)), "n"(int(kTransA)), "n"(int(kTransB)));
+}
+
+template <bool kTransA, bool kTransB>
+__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[32], uint64_t a, uint64_t b,
+                                               bool accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred accumulate;\n"
+      "setp.ne.b32 accumulate, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, "
+      "accumulate, 1, 1, %35, %36;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(a), "l"(b), "r"(int(accumulate)), "n"(int(kTransA)), "n"(int(kTransB)));
+}
+
+template <bool kTransA, bool kTransB>
+__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[64], uint64_t a, uint64_t b,
+                                               bool accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred accumulate;\n"
+      "setp.ne.b32 accumulate, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, "
+      "accumulate, 1, 1, %67, %68;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
+        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
+        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
+        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
+        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
+        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
+        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
+        "+f"(d[63])
+      : "l"(a), "l"(b), "r"(int(accumulate)), "n"(int(kTransA)), "n"(int(kTransB)));
+}
+
+template <bool kTransA, bool kTransB>
+__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[kAccumulators], uint64_t a, uint64_t b,
+                                               bool accumulate) {
   asm volatile(
       "{\n"
       ".reg .pred accumulate;\n"
@@ -159,13 +226,13 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[kAccumulators], uint
 // The warpgroup's wgmmas for one K tile of the stage whose A rows start at `a` and B tile at `b`
 // (shared addresses): kTileK / 16 steps into the accumulators, committed as one group.
 // `accumulate` false: the first step overwrites the accumulators, no zeroing needed.
-template <class ATile, class BTile>
-__device__ __forceinline__ void multiply_k_tile(float (&acc)[kAccumulators], uint32_t a, uint32_t b,
+template <class ATile, class BTile, int kCount>
+__device__ __forceinline__ void multiply_k_tile(float (&acc)[kCount], uint32_t a, uint32_t b,
                                                 bool accumulate) {
   wgmma_fence();
 #pragma unroll
   for (int k = 0; k < kTileK / kWgmmaK; ++k) {
-    wgmma_m64n256k16<!ATile::kKMajor, !BTile::kKMajor>(
+    wgmma_m64nNk16<!ATile::kKMajor, !BTile::kKMajor>(
         acc, matrix_descriptor<ATile>(a + k * ATile::kKStepBytes),
         matrix_descriptor<BTile>(b + k * BTile::kKStepBytes), accumulate || k > 0);
   }

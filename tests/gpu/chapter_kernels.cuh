@@ -20,6 +20,11 @@ struct ChapterKernels {
   // can read, K of 4 tiles or more, no split by chapter 06) and gives every other product to
   // chapter 06's kernels.
   bool wgmma_dispatch;
+  // Chapter 09: the same kernel as `kernel` for the products it does not split along K (`kernel`
+  // splits K and adds the splits itself). The two take only the products swap_ab_takes() allows
+  // (chapters/09_swap_ab_split_k/dispatch.cuh: A not transposed, M <= 256, operands TMA can
+  // read) and give every other product to chapter 08's rule (kChapter08).
+  const char* whole_k = nullptr;
 };
 
 const ChapterKernels kChapterKernels[] = {
@@ -37,9 +42,14 @@ const ChapterKernels kChapterKernels[] = {
     // 07, 08: their own kernel for what wgmma_takes(), chapter 06's (kChapter06) for the rest.
     {"07_wgmma", "mnist::wgmma::wgmma_gemm_kernel", nullptr, true},
     {"08_warp_specialized", "mnist::warp_specialized::warp_specialized_gemm_kernel", nullptr, true},
+    // 09: its own kernel, K split or whole, for what swap_ab_takes(), chapter 08's rule for the
+    // rest.
+    {"09_swap_ab_split_k", "mnist::swap_ab_split_k::swap_ab_split_k_gemm_kernel", nullptr, false,
+     "mnist::swap_ab_split_k::swap_ab_gemm_kernel"},
 };
-// What chapters 07 and 08 fall back to.
+// What chapters 07 and 08 fall back to, and what chapter 09 falls back to.
 const ChapterKernels& kChapter06 = kChapterKernels[5];
+const ChapterKernels& kChapter08 = kChapterKernels[7];
 
 // gemm()'s separate epilogue pass of the chapters that do not fuse it (common/epilogue.cu).
 const char* const kEpiloguePass = "mnist::epilogue_kernel";

@@ -4,8 +4,8 @@
 //   test_gemm_NN_name [SEED [small|sanitize]]
 //     small: only the shapes of up to kSmallWork multiply-adds and the misaligned ones, for the
 //            mutants (tools/mutate.sh); 1032 x 2056 x 264 among them is the smallest that
-//            chapters 07 and 08 give to wgmma; plus, for those two, the ring-race product
-//     sanitize: small without the ring-race product, for compute-sanitizer (tools/sanitize.sh),
+//            chapters 07 and 08 give to wgmma; plus, for those two and 09, the ring-race products
+//     sanitize: small without the ring-race products, for compute-sanitizer (tools/sanitize.sh),
 //            whose instrumented runs of its 17 G multiply-adds would take many minutes; its
 //            racecheck sees a missing barrier directly. Chapters without wgmma also leave out
 //            the misaligned shape that is there for wgmma alone.
@@ -82,13 +82,16 @@ struct Shape {
 // splits, a last split shorter than the others (K = 4099), one tile of C cut many ways (40 x 64).
 // 1032 x 4104 x 264 has more 128 x 256 tiles (153) than an H100 has SMs, so that chapter 08's
 // persistent blocks take a second tile; each side is 8 past a multiple of the tile, and K 8 past
-// a multiple of 64.
+// a multiple of 64. Chapter 09's batch tiles: M of 1..32 (tile 32), 40 (64), 100 and 96 (128;
+// 96 is the last batch of an epoch at batch 256), 250 and 256 (256), with N past a multiple of
+// 64 (784, 1000) and the trainer's widths at batch 32 (32 x 2048 x 2048, K split in 7).
 const Shape kShapes[] = {
-    {1, 1, 1},       {1, 1, 8},        {1, 10, 784},      {2, 3, 5},      {7, 13, 17},
-    {17, 31, 29},    {31, 1, 64},      {3, 257, 10},      {100, 100, 10}, {10, 1024, 32},
-    {32, 10, 1024},  {32, 1024, 784},  {1024, 784, 32},   {33, 65, 129},  {127, 129, 131},
-    {1, 4096, 3},    {513, 257, 1000}, {256, 1024, 1024}, {10, 128, 250}, {250, 10, 128},
-    {32, 784, 8192}, {3, 200, 4099},   {32, 1024, 1000},  {40, 64, 1024}, {1032, 4104, 264},
+    {1, 1, 1},       {1, 1, 8},        {1, 10, 784},      {2, 3, 5},        {7, 13, 17},
+    {17, 31, 29},    {31, 1, 64},      {3, 257, 10},      {100, 100, 10},   {10, 1024, 32},
+    {32, 10, 1024},  {32, 1024, 784},  {1024, 784, 32},   {33, 65, 129},    {127, 129, 131},
+    {1, 4096, 3},    {513, 257, 1000}, {256, 1024, 1024}, {10, 128, 250},   {250, 10, 128},
+    {32, 784, 8192}, {3, 200, 4099},   {32, 1024, 1000},  {40, 64, 1024},   {1032, 4104, 264},
+    {100, 784, 512}, {96, 2048, 1024}, {250, 1000, 784},  {32, 2048, 2048},
 };
 constexpr double kSmallWork = 1 << 22;  // multiply-adds of the shapes the sanitizer runs
 bool is_small(const Shape& s) {
@@ -445,6 +448,7 @@ Device query_device() {
 // What the dispatch rules read of a product.
 struct DispatchFacts {
   Shape shape;
+  Op op_a;
   EpilogueKind kind;
   size_t workspace_floats;  // GemmProblem's: 0 without a workspace
   bool operands_aligned;    // both 16-byte aligned, every stored row whole 16-byte pieces
@@ -458,7 +462,7 @@ bool operand_aligned(const __half* x, int stored_row) {
 DispatchFacts facts_of(const GemmProblem& p) {
   const bool aligned = operand_aligned(p.a, p.op_a == Op::N ? p.k : p.m) &&
                        operand_aligned(p.b, p.op_b == Op::N ? p.n : p.k);
-  return {{p.m, p.n, p.k}, p.epilogue.kind, p.workspace ? p.workspace_floats : 0, aligned};
+  return {{p.m, p.n, p.k}, p.op_a, p.epilogue.kind, p.workspace ? p.workspace_floats : 0, aligned};
 }
 
 enum class SplitK { kNever, kMaybe, kAlways };
@@ -496,11 +500,54 @@ std::vector<Path> by_split(SplitK split, const Path& whole, const Path& split_pa
   return {};
 }
 
+// The splits of chapter 09's plan_split (chapters/09_swap_ab_split_k/dispatch.cuh), restated as
+// the claim under test: as many (tile, split) blocks as are resident, every split at least 2 K
+// tiles of 64, at most 16 splits, no more than the workspace holds, and the last block's read-back
+// of splits - 1 fp32 partial tiles no more bytes than one split's operands. A batch tile of 256
+// has 128 rows per tile and one block per SM; the smaller ones 64 rows and two blocks per SM. The
+// workspace starts at a 16-byte boundary, up to 3 floats in.
+int swap_ab_splits(const DispatchFacts& f, int resident, size_t workspace_floats) {
+  constexpr int kTileK = 64, kMinKTilesPerSplit = 2, kMaxSplits = 16;
+  const int batch_tile = f.shape.m <= 32 ? 32 : f.shape.m <= 64 ? 64 : f.shape.m <= 128 ? 128 : 256;
+  const int tile_rows = batch_tile == 256 ? 128 : 64;
+  const int k_tiles = (f.shape.k + kTileK - 1) / kTileK;
+  const int tiles = (f.shape.n + tile_rows - 1) / tile_rows;
+  const size_t partial_floats = size_t(tile_rows) * batch_tile;
+  const size_t stage_bytes = size_t(tile_rows + batch_tile) * kTileK * 2;
+  int splits = static_cast<int>(
+      std::min<size_t>({size_t(resident / tiles), size_t(k_tiles / kMinKTilesPerSplit),
+                        size_t(kMaxSplits), workspace_floats / (tiles * partial_floats)}));
+  while (splits > 1 && (splits - 1) * partial_floats * 4 >
+                           size_t((k_tiles + splits - 1) / splits) * stage_bytes) {
+    --splits;
+  }
+  return std::max(splits, 1);
+}
+
+// Whether chapter 09 splits K: the rule at both ends of what the GPU may run at once (the blocks
+// per SM of its batch tile, or only one) and of the workspace's start.
+SplitK swap_ab_split_k(const DispatchFacts& f, const Device& device) {
+  if (f.workspace_floats == 0) return SplitK::kNever;
+  const int blocks_per_sm = f.shape.m <= 128 ? 2 : 1;
+  const bool fewest = swap_ab_splits(f, device.sms, f.workspace_floats - 3) > 1;
+  const bool most = swap_ab_splits(f, device.sms * blocks_per_sm, f.workspace_floats) > 1;
+  return fewest ? SplitK::kAlways : most ? SplitK::kMaybe : SplitK::kNever;
+}
+
 // The paths `chapter` may take for the product: one where its rules decide, two where the GPU's
 // occupancy does.
 std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const DispatchFacts& f,
                                 const Device& device) {
   const SplitK split = split_k(f, device);
+  if (chapter.whole_k) {
+    // swap_ab_takes(): A not transposed, M <= 256 and aligned operands; chapter 08's rule for
+    // everything else. (An H100 with sm_90a code, as for chapters 07 and 08.)
+    constexpr int kMaxBatch = 256;
+    if (!(f.op_a == Op::N && f.shape.m <= kMaxBatch && f.operands_aligned)) {
+      return allowed_paths(testing::kChapter08, f, device);
+    }
+    return by_split(swap_ab_split_k(f, device), {chapter.whole_k}, {chapter.kernel});
+  }
   if (chapter.wgmma_dispatch) {
     // wgmma_takes(): with aligned operands and K >= 4 tiles of 64, every product that chapter 06
     // would not split; chapter 06's kernels take everything else. (The test runs these chapters
@@ -518,6 +565,12 @@ std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const Di
 
 // Every path `chapter` has: each must run at least once over the test.
 std::vector<Path> every_path(const testing::ChapterKernels& chapter) {
+  if (chapter.whole_k) {
+    std::vector<Path> paths = every_path(testing::kChapter08);
+    paths.push_back({chapter.whole_k});
+    paths.push_back({chapter.kernel});
+    return paths;
+  }
   if (chapter.wgmma_dispatch) {
     std::vector<Path> paths = every_path(testing::kChapter06);
     paths.push_back({chapter.kernel});
@@ -669,16 +722,22 @@ struct Misaligned {
 // Split-K in chapters 05-08 (40 x 66 x 1024), one split (130 x 264 x 72), and the wgmma kernels of
 // chapters 07 and 08, which take only aligned operands, with a misaligned epilogue (153 tiles of
 // 128 x 128 keep chapter 06's kernel from splitting K, which K >= 256 then hands to wgmma).
-// All three run under `small` too: the last is the smallest shape chapters 07 and 08 give to wgmma.
-const Misaligned kMisaligned[] = {
-    {{40, 66, 1024}, 1, 1}, {{130, 264, 72}, 1, 1}, {{1032, 2056, 264}, 0, 1}};
+// And chapter 09's kernel, K split, with its epilogue's buffers and its workspace one float off
+// (the partial tiles move to the next 16-byte boundary). All four run under `small` too: the third
+// is the smallest shape chapters 07 and 08 give to wgmma.
+const Misaligned kMisaligned[] = {{{40, 66, 1024}, 1, 1},
+                                  {{130, 264, 72}, 1, 1},
+                                  {{1032, 2056, 264}, 0, 1},
+                                  {{40, 264, 1024}, 0, 1}};
 
-// `sanitize` leaves out what is there only for wgmma where the chapter has none. With it, chapter
-// 02's racecheck run outlasted 300 s on the H100; without it, it passed within 4 minutes.
+// `sanitize` leaves out what is there only for wgmma where the chapter has none (chapters 01-06;
+// chapter 09 has its own wgmma kernel and chapter 08's). With it, chapter 02's racecheck run
+// outlasted 300 s on the H100; without it, it passed within 4 minutes.
 void check_misaligned(float* workspace, SplitMix64& rng, Launches& launches, bool sanitize) {
+  const bool has_wgmma = launches.chapter.wgmma_dispatch || launches.chapter.whole_k;
   for (const Misaligned& m : kMisaligned) {
     const bool only_for_wgmma = !is_small(m.shape);
-    if (sanitize && only_for_wgmma && !launches.chapter.wgmma_dispatch) continue;
+    if (sanitize && only_for_wgmma && !has_wgmma) continue;
     for (const NamedOps& named : kProducts) {
       const Product product(m.shape, named, rng, m.operand_offset);
       for (EpilogueKind kind : named.epilogues) {
@@ -705,12 +764,23 @@ void check_misaligned(float* workspace, SplitMix64& rng, Launches& launches, boo
 // slows warps unevenly: 7 checks of the K = 264 products failed (tools/mutants.txt runs it so).
 // The check stays for what it does cover: 64 K tiles, each stage's barrier through 16 phases.
 // Without workspace, so that no chapter splits K and chapters 07 and 08 run their own kernels.
-constexpr Shape kRingRaceShape = {2048, 2048, 4096};
+// Then chapter 09's shapes, batch 256 and 32 (batch tiles of 256 and 32, rings of 4 and 8
+// stages), without workspace (64 K tiles per block) and with it (K split, summed by the kernel:
+// exact integers show one partial tile added twice or left out).
+struct RingRace {
+  Shape shape;
+  bool workspace;
+};
+const RingRace kRingRaces[] = {{{2048, 2048, 4096}, false},
+                               {{256, 2048, 4096}, false},
+                               {{32, 2048, 4096}, false},
+                               {{256, 2048, 4096}, true},
+                               {{32, 2048, 4096}, true}};
 constexpr int kRingRaceTileK = 64;  // chapter 07's K tile
 constexpr int kRingRaceRuns = 5;    // per product
 
-void check_ring_race(Launches& launches) {
-  const Shape& s = kRingRaceShape;
+void check_ring_race(const RingRace& race, float* workspace, Launches& launches) {
+  const Shape& s = race.shape;
   const int k_tiles = s.k / kRingRaceTileK;
   const float exact = float(kRingRaceTileK) * k_tiles * (k_tiles + 1) / 2;
   for (const NamedOps& named : kProducts) {
@@ -725,9 +795,10 @@ void check_ring_race(Launches& launches) {
     }
     a.upload(a_host);
     b.upload(std::vector<__half>(b.count, __float2half_rn(1.0f)));
-    const GemmProblem problem = problem_for(s, named.ops, a.ptr, b.ptr, c.ptr, nullptr, Epilogue{});
-    const std::string what =
-        format("ring race: %s M=%d N=%d K=%d, exact integers", named.product, s.m, s.n, s.k);
+    const GemmProblem problem = problem_for(s, named.ops, a.ptr, b.ptr, c.ptr,
+                                            race.workspace ? workspace : nullptr, Epilogue{});
+    const std::string what = format("ring race: %s M=%d N=%d K=%d, exact integers%s", named.product,
+                                    s.m, s.n, s.k, race.workspace ? ", with workspace" : "");
     gemm(problem, launches.stream);  // uncaptured first launch: see check_epilogue
     int bad_runs = 0;
     std::string first_bad;
@@ -863,7 +934,9 @@ int main(int argc, char** argv) {
     check_misaligned(workspace.ptr, rng, launches, sanitize);
     // Under `small` (the mutants') only where a TMA ring runs, for the mutants that break its
     // barriers; never under `sanitize` (see the top of the file).
-    if (!sanitize && (!small || launches.chapter.wgmma_dispatch)) check_ring_race(launches);
+    if (!sanitize && (!small || launches.chapter.wgmma_dispatch || launches.chapter.whole_k)) {
+      for (const RingRace& race : kRingRaces) check_ring_race(race, workspace.ptr, launches);
+    }
     check_every_path_ran(launches);
     const int product_checks = testing::checks();
     check_rejects_empty();

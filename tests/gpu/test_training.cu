@@ -369,8 +369,11 @@ void test_accuracy(const Dataset& data) {
 // (wgmma_takes in chapters/07_wgmma/dispatch.cuh): 4 K tiles of 64, and 256 tiles of 128 x 128,
 // too many for chapter 06 to split K with at most 3 of its blocks per SM (64 KB of shared memory
 // each). Chapters 05 and 06 split the forward products (32 tiles, K = 784), and 01-04 have one
-// kernel each, so this model reaches every chapter's newest kernels.
+// kernel each, so this model reaches every chapter's newest kernels. Chapter 09's kernel is built
+// for the products with M = batch: it runs at batch 256 (its first layer's forward product, K
+// split in 2) and again at batch 32 (K split in 5), where chapters 07 and 08 never reach theirs.
 constexpr int kReachBatch = 256;
+constexpr int kSkinnyReachBatch = 32;
 constexpr int kReachHidden = 2048;
 // The CPU reference takes about 1.4 s a step (one core of the build machine, 2026-11-23).
 constexpr int kReachSteps = 6;
@@ -382,25 +385,26 @@ constexpr int kReachSteps = 6;
 // fraction of them, so its gap should stay below that; we allow 3 times as much. Measured on an
 // H100 on 2026-11-23 (docs/results/session9/run_log_tests.txt): 2.7e-6 (01, 02), 5.1e-6 (03, 04),
 // 3.3e-6 (05-08). The control, a reference with a 10% larger learning rate, is 5.1e-3 away at
-// step 2 and 2.5e-2 at step 6, 250 times the bound.
+// step 2 and 2.5e-2 at step 6, 250 times the bound. At batch 32 (on the CPU, 2026-11-24): float64
+// and mirrored references 5.4e-5 apart, the control 3.1e-3 at step 2 and 2.0e-2 at step 6.
 constexpr double kReachTolerance = 1e-4;
 
 std::vector<double> reference_steps(const ModelParams& init, const Dataset& data,
-                                    const std::vector<int>& order, double learning_rate) {
+                                    const std::vector<int>& order, int batch,
+                                    double learning_rate) {
   ReferenceTrainer reference(init, Arithmetic::kMirrorGpu);
   std::vector<double> losses;
   for (int s = 0; s < kReachSteps; ++s) {
-    losses.push_back(
-        reference.train_step(data.train, &order[s * kReachBatch], kReachBatch, learning_rate));
+    losses.push_back(reference.train_step(data.train, &order[s * batch], batch, learning_rate));
   }
   return losses;
 }
 
-void test_newest_kernels(const Dataset& data) {
+void test_newest_kernels(const Dataset& data, int batch) {
   const testing::ChapterKernels& chapter = testing::chapter_kernels(chapter_name());
   const ModelParams init = init_params({784, kReachHidden, kReachHidden, 10}, kSeed);
   const std::vector<int> order = epoch_order(data.train.count, kSeed, 0);
-  Trainer trainer(init, data, kReachBatch, StepLaunch::kHost);
+  Trainer trainer(init, data, batch, StepLaunch::kHost);
   trainer.set_order(order);
   // The first step, launched from the host into a capture and run as its graph: the same step.
   // Relaxed mode, as the trainer records its own graphs: kernels are set up at their first launch.
@@ -410,7 +414,7 @@ void test_newest_kernels(const Dataset& data) {
   trainer.train(kReachSteps - 1, kLearningRate);
   const std::vector<float> gpu = trainer.losses(kReachSteps);
 
-  std::printf("newest kernels, batch %d, 784-%d-%d-10: a step ran %s\n", kReachBatch, kReachHidden,
+  std::printf("newest kernels, batch %d, 784-%d-%d-10: a step ran %s\n", batch, kReachHidden,
               kReachHidden, testing::joined(kernels).c_str());
   std::vector<const char*> newest = {chapter.kernel};
   if (chapter.sum_splits) newest.push_back(chapter.sum_splits);
@@ -419,8 +423,9 @@ void test_newest_kernels(const Dataset& data) {
               std::string("a training step of this model runs ") + kernel);
   }
 
-  const std::vector<double> reference = reference_steps(init, data, order, kLearningRate);
-  const std::vector<double> control = reference_steps(init, data, order, 1.1 * kLearningRate);
+  const std::vector<double> reference = reference_steps(init, data, order, batch, kLearningRate);
+  const std::vector<double> control =
+      reference_steps(init, data, order, batch, 1.1 * kLearningRate);
   double gap = 0, control_gap = 0;
   for (int s = 0; s < kReachSteps; ++s) {
     const double d = std::fabs(gpu[s] - reference[s]);
@@ -456,7 +461,10 @@ int main(int argc, char** argv) {
     test_partial_batch(data);
     test_graph_matches_host(data);
     test_accuracy(data);
-    test_newest_kernels(data);
+    test_newest_kernels(data, kReachBatch);
+    if (testing::chapter_kernels(chapter_name()).whole_k) {
+      test_newest_kernels(data, kSkinnyReachBatch);
+    }
   } catch (const std::exception& error) {
     CHECK_MSG(false, error.what());
   }

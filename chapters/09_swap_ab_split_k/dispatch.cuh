@@ -1,0 +1,106 @@
+// Which products chapter 09's kernel takes, with which batch tile, and into how many ranges of K it
+// cuts each (docs/09_swap_ab_split_k.md works the rule out for every product of the trainer). Every
+// other product goes where chapter 08 sends it: chapter 08's kernel or chapter 06's.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "02_smem_tiling/smem_tile.cuh"
+#include "07_wgmma/tma.cuh"
+#include "07_wgmma/wgmma.cuh"
+#include "gemm_interface.cuh"
+
+namespace mnist::swap_ab_split_k {
+
+using wgmma::kTileK;
+using wgmma::kWgmmaM;
+
+// The batch tiles the kernel is compiled for, each one wgmma's N: a product of M rows takes the
+// smallest that holds them, and TMA fills the rows past M with zeros. 256 is wgmma's largest N.
+constexpr int kBatchTiles[] = {32, 64, 128, 256};
+constexpr int kMaxBatch = 256;
+constexpr int kMinKTilesPerSplit = 2;  // K tiles of 64 each split walks at least
+constexpr int kMaxSplits = 16;         // most ranges K is cut into
+// Arrival counters, one per 64 rows of a tile (the part of a tile one warpgroup computes): the
+// most a split product may have. Split products have fewer tiles than the GPU has SMs.
+constexpr int kArrivalCounters = 1024;
+
+// (1) A is not transposed: the forward and backward-data products, whose M is the batch; (2) M
+// fits one batch tile; (3) TMA can read both operands (16-byte aligned, every stored row a multiple
+// of 8 halves). M itself may be anything from 1 to 256: rows of the batch tile past M are TMA's
+// zeros, and the epilogue skips them. The GPU is an H100 with sm_90a code: gemm() runs the chapter
+// nowhere else (kNeedsSm90a, common/gpu_requirements.hpp).
+template <Op kOpA, Op kOpB>
+bool swap_ab_takes(const GemmProblem& p) {
+  return kOpA == Op::N && p.m <= kMaxBatch && smem_tiling::vectorizable(p.a, p.k) &&
+         smem_tiling::vectorizable(p.b, kOpB == Op::N ? p.n : p.k);
+}
+
+inline int batch_tile_for(int m) {
+  for (const int tile : kBatchTiles) {
+    if (m <= tile) return tile;
+  }
+  return kMaxBatch;
+}
+
+// Calls f(std::integral_constant<int, tile>{}) for the batch tile of M = m, known only at run time.
+template <class F>
+void with_batch_tile(int m, F&& f) {
+  switch (batch_tile_for(m)) {
+    case 32:
+      return f(std::integral_constant<int, 32>{});
+    case 64:
+      return f(std::integral_constant<int, 64>{});
+    case 128:
+      return f(std::integral_constant<int, 128>{});
+    default:
+      return f(std::integral_constant<int, 256>{});
+  }
+}
+
+// How K is cut: `splits` ranges of k_tiles_per_split K tiles of 64 (the last may be shorter). Split
+// s of a tile writes its fp32 partial tile to `partials` (in the caller's workspace, from a 16-byte
+// boundary); null where splits is 1.
+struct SplitPlan {
+  int splits;
+  int k_tiles_per_split;
+  float* partials;
+};
+
+// Chapter 05's rule, with the partial tiles read back by the kernel itself: as many (tile, split)
+// blocks as the GPU runs at once (resident_blocks) and no more; every split at least
+// kMinKTilesPerSplit K tiles long; at most kMaxSplits; no more than the workspace holds. And one
+// rule of this chapter's own: the last block of a tile reads the other splits' partial tiles back,
+// alone, so those fp32 bytes may be no more than the operand bytes one split reads, or that one
+// block would take longer for the sum than the others for their share of K. Each split then gets
+// ceil(k_tiles / splits) tiles and splits is recomputed, so that no split is left empty.
+inline SplitPlan plan_split(const GemmProblem& p, int tile_rows, int batch_tile,
+                            int resident_blocks) {
+  const int k_tiles = (p.k + kTileK - 1) / kTileK;
+  const int tiles = (p.n + tile_rows - 1) / tile_rows;
+  const size_t partial_floats = size_t(tile_rows) * batch_tile;  // one split's partial tile
+  const size_t stage_bytes = size_t(tile_rows + batch_tile) * kTileK * sizeof(__half);
+  float* const partials =
+      reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(p.workspace) + 15) & ~uintptr_t(15));
+  const size_t skipped = size_t(partials - p.workspace);
+  const size_t room = p.workspace && p.workspace_floats > skipped
+                          ? (p.workspace_floats - skipped) / (tiles * partial_floats)
+                          : 0;
+  int splits = static_cast<int>(
+      std::min<size_t>({size_t(resident_blocks / tiles), size_t(k_tiles / kMinKTilesPerSplit),
+                        size_t(kMaxSplits), room}));
+  const auto sum_fits = [&](int s) {
+    const size_t k_tiles_per_split = (k_tiles + s - 1) / s;
+    return (s - 1) * partial_floats * sizeof(float) <= k_tiles_per_split * stage_bytes;
+  };
+  while (splits > 1 && !sum_fits(splits)) --splits;
+  if (splits <= 1 || tiles * (tile_rows / kWgmmaM) > kArrivalCounters) {
+    return {1, k_tiles, nullptr};
+  }
+  const int k_tiles_per_split = (k_tiles + splits - 1) / splits;
+  return {(k_tiles + k_tiles_per_split - 1) / k_tiles_per_split, k_tiles_per_split, partials};
+}
+
+}  // namespace mnist::swap_ab_split_k
