@@ -10,6 +10,7 @@
 #include "02_smem_tiling/smem_tile.cuh"
 #include "07_wgmma/tma.cuh"
 #include "07_wgmma/wgmma.cuh"
+#include "dataset.hpp"
 #include "gemm_interface.cuh"
 
 namespace mnist::swap_ab_split_k {
@@ -27,22 +28,40 @@ constexpr int kMaxSplits = 16;         // most ranges K is cut into
 // most a split product may have. Split products have fewer tiles than the GPU has SMs.
 constexpr int kArrivalCounters = 1024;
 
-// (1) A is not transposed: the forward and backward-data products, whose M is the batch; (2) M
-// fits one batch tile; (3) TMA can read both operands (16-byte aligned, every stored row a multiple
-// of 8 halves). M itself may be anything from 1 to 256: rows of the batch tile past M are TMA's
-// zeros, and the epilogue skips them. The GPU is an H100 with sm_90a code: gemm() runs the chapter
-// nowhere else (kNeedsSm90a, common/gpu_requirements.hpp).
-template <Op kOpA, Op kOpB>
-bool swap_ab_takes(const GemmProblem& p) {
-  return kOpA == Op::N && p.m <= kMaxBatch && smem_tiling::vectorizable(p.a, p.k) &&
-         smem_tiling::vectorizable(p.b, kOpB == Op::N ? p.n : p.k);
-}
-
 inline int batch_tile_for(int m) {
   for (const int tile : kBatchTiles) {
     if (m <= tile) return tile;
   }
   return kMaxBatch;
+}
+
+// Where the batch tile of 256 takes this kernel: N (C^T's rows, the weight side) at least this.
+// Chapter 08's time over this kernel's (above 1: this kernel is faster), CUDA-graph medians on the
+// H100 for the forward and backward-data products at batch 256, one run each on 2026-11-23
+// (docs/results/gemm_08_warp_specialized.csv, docs/results/ch09/gemm_09_swap_ab_split_k.csv):
+// 1.77-2.20 at N = 8192, 0.62-0.71 at N = 1024. N = 2048 and 4096 were never measured against
+// chapter 08, so they keep chapter 08's path.
+constexpr int kMinNAtBatchTile256 = 8192;
+
+// (1) A is not transposed: the forward and backward-data products, whose M is the batch; (2) M
+// fits one batch tile; (3) N is not kClasses, and at the batch tile of 256 N is at least
+// kMinNAtBatchTile256; (4) TMA can read both operands (16-byte aligned, every stored row a
+// multiple of 8 halves). M itself may be anything from 1 to 256: rows of the batch tile past M are
+// TMA's zeros, and the epilogue skips them. The GPU is an H100 with sm_90a code: gemm() runs the
+// chapter nowhere else (kNeedsSm90a, common/gpu_requirements.hpp).
+//
+// N = kClasses is the output layer's forward product: one tile of 64 or 128 rows, 10 of them
+// weights, the rest zeros. At batch 256 (hidden 1024 and 8192) chapter 08's path took 0.36-0.40 of
+// this kernel's time (the CSVs above); at batch 32 this kernel was 1.33-1.35 times as fast there,
+// a gain the rule gives up: the output layer stays on chapter 08's path at every batch. Its other
+// products never come here: backward-data has K = 10 (rows of 20 bytes), the weight gradient A
+// transposed.
+template <Op kOpA, Op kOpB>
+bool swap_ab_takes(const GemmProblem& p) {
+  return kOpA == Op::N && p.m <= kMaxBatch && p.n != kClasses &&
+         (batch_tile_for(p.m) < kMaxBatch || p.n >= kMinNAtBatchTile256) &&
+         smem_tiling::vectorizable(p.a, p.k) &&
+         smem_tiling::vectorizable(p.b, kOpB == Op::N ? p.n : p.k);
 }
 
 // Calls f(std::integral_constant<int, tile>{}) for the batch tile of M = m, known only at run time.

@@ -369,65 +369,81 @@ void test_accuracy(const Dataset& data) {
 // (wgmma_takes in chapters/07_wgmma/dispatch.cuh): 4 K tiles of 64, and 256 tiles of 128 x 128,
 // too many for chapter 06 to split K with at most 3 of its blocks per SM (64 KB of shared memory
 // each). Chapters 05 and 06 split the forward products (32 tiles, K = 784), and 01-04 have one
-// kernel each, so this model reaches every chapter's newest kernels. Chapter 09's kernel is built
-// for the products with M = batch: it runs at batch 256 (its first layer's forward product, K
-// split in 2) and again at batch 32 (K split in 5), where chapters 07 and 08 never reach theirs.
-constexpr int kReachBatch = 256;
-constexpr int kSkinnyReachBatch = 32;
-constexpr int kReachHidden = 2048;
-// The CPU reference takes about 1.4 s a step (one core of the build machine, 2026-11-23).
-constexpr int kReachSteps = 6;
+// kernel each, so this model reaches every chapter's newest kernels.
+// The CPU reference takes about 1.4 s a step of kReach (one core of the build machine, 2026-11-23).
+struct ReachModel {
+  int batch;
+  LayerSizes sizes;
+  int steps;
+  bool whole_k;  // a product that chapter 09 runs without splitting K, as well as one it splits
+};
+const ReachModel kReach = {256, {784, 2048, 2048, 10}, 6, false};
+// Chapter 09's kernel takes the products with M = batch, and at batch 256 only those with N of
+// 8192 or more (chapters/09_swap_ab_split_k/dispatch.cuh). At batch 256, 784-8192-64-10: the first
+// layer's forward product (N = 8192, K = 784, K split in 2) and the second layer's backward-data
+// product (N = 8192, K = 64, K whole); at batch 32, 784-2048-2048-10, where chapters 07 and 08
+// never reach theirs (K split in 5). The first model runs 2 steps: from step 3 on the float64 and
+// mirrored references (below) drift apart at this width, 8.0e-5 at step 3 and 9.4e-4 at step 6,
+// against 6.7e-6 over steps 1-2 (docs/results/ch09/reference_gaps.txt).
+const ReachModel kSwapAbReach[] = {{256, {784, 8192, 64, 10}, 2, true},
+                                   {32, {784, 2048, 2048, 10}, 6, false}};
 // Largest |GPU loss - reference loss| accepted over those steps. Measured on the CPU
 // (2026-11-23): the float64 reference, which rounds nothing, and the mirrored one, which rounds
-// every operand to fp16 and every master weight to fp32, differ by at most 3.1e-5 over steps 1-6:
-// the effect of all those roundings together. The GPU differs from the mirrored reference only
-// where its fp32 sums, added in another order, round an fp16 value the other way, a small
-// fraction of them, so its gap should stay below that; we allow 3 times as much. Measured on an
-// H100 on 2026-11-23 (docs/results/session9/run_log_tests.txt): 2.7e-6 (01, 02), 5.1e-6 (03, 04),
-// 3.3e-6 (05-08). The control, a reference with a 10% larger learning rate, is 5.1e-3 away at
-// step 2 and 2.5e-2 at step 6, 250 times the bound. At batch 32 (on the CPU, 2026-11-24): float64
-// and mirrored references 5.4e-5 apart, the control 3.1e-3 at step 2 and 2.0e-2 at step 6.
+// every operand to fp16 and every master weight to fp32, differ by at most 3.1e-5 over steps 1-6
+// of kReach: the effect of all those roundings together. The GPU differs from the mirrored
+// reference only where its fp32 sums, added in another order, round an fp16 value the other way, a
+// small fraction of them, so its gap should stay below that; we allow 3 times as much. Measured
+// on an H100 on 2026-11-23 (docs/results/session9/run_log_tests.txt): 2.7e-6 (01, 02), 5.1e-6
+// (03, 04), 3.3e-6 (05-08); chapter 09 (docs/results/ch09/test_training_09.txt, before its
+// dispatch rule left batch 256 below N = 8192 to chapter 08) 7.2e-6 at batch 256 and 2.0e-5 at
+// batch 32. The control, a reference with a 10% larger learning rate, is 5.1e-3 away at step 2
+// and 2.5e-2 at step 6, 250 times the bound. At batch 32 (on the CPU, 2026-11-24): float64 and
+// mirrored references 5.4e-5 apart, the control 3.1e-3 at step 2 and 2.0e-2 at step 6. For
+// 784-8192-64-10 at batch 256: 6.7e-6 apart over steps 1-2, the control 4.7e-3 at step 2.
 constexpr double kReachTolerance = 1e-4;
 
 std::vector<double> reference_steps(const ModelParams& init, const Dataset& data,
-                                    const std::vector<int>& order, int batch,
+                                    const std::vector<int>& order, const ReachModel& model,
                                     double learning_rate) {
   ReferenceTrainer reference(init, Arithmetic::kMirrorGpu);
   std::vector<double> losses;
-  for (int s = 0; s < kReachSteps; ++s) {
-    losses.push_back(reference.train_step(data.train, &order[s * batch], batch, learning_rate));
+  for (int s = 0; s < model.steps; ++s) {
+    losses.push_back(
+        reference.train_step(data.train, &order[s * model.batch], model.batch, learning_rate));
   }
   return losses;
 }
 
-void test_newest_kernels(const Dataset& data, int batch) {
+void test_newest_kernels(const Dataset& data, const ReachModel& model) {
   const testing::ChapterKernels& chapter = testing::chapter_kernels(chapter_name());
-  const ModelParams init = init_params({784, kReachHidden, kReachHidden, 10}, kSeed);
+  const ModelParams init = init_params(model.sizes, kSeed);
   const std::vector<int> order = epoch_order(data.train.count, kSeed, 0);
-  Trainer trainer(init, data, batch, StepLaunch::kHost);
+  Trainer trainer(init, data, model.batch, StepLaunch::kHost);
   trainer.set_order(order);
   // The first step, launched from the host into a capture and run as its graph: the same step.
   // Relaxed mode, as the trainer records its own graphs: kernels are set up at their first launch.
   // (The trainer's stream does not block on the legacy stream; test_gemm checks the streams.)
   const std::vector<std::string> kernels = testing::run_captured(
       trainer.stream(), [&] { trainer.train(1, kLearningRate); }, cudaStreamCaptureModeRelaxed);
-  trainer.train(kReachSteps - 1, kLearningRate);
-  const std::vector<float> gpu = trainer.losses(kReachSteps);
+  trainer.train(model.steps - 1, kLearningRate);
+  const std::vector<float> gpu = trainer.losses(model.steps);
 
-  std::printf("newest kernels, batch %d, 784-%d-%d-10: a step ran %s\n", batch, kReachHidden,
-              kReachHidden, testing::joined(kernels).c_str());
+  const std::string sizes = format_layer_sizes(model.sizes);
+  std::printf("newest kernels, batch %d, %s: a step ran %s\n", model.batch, sizes.c_str(),
+              testing::joined(kernels).c_str());
   std::vector<const char*> newest = {chapter.kernel};
   if (chapter.sum_splits) newest.push_back(chapter.sum_splits);
+  if (model.whole_k) newest.push_back(chapter.whole_k);
   for (const char* kernel : newest) {
     CHECK_MSG(testing::ran(kernels, kernel),
               std::string("a training step of this model runs ") + kernel);
   }
 
-  const std::vector<double> reference = reference_steps(init, data, order, batch, kLearningRate);
+  const std::vector<double> reference = reference_steps(init, data, order, model, kLearningRate);
   const std::vector<double> control =
-      reference_steps(init, data, order, batch, 1.1 * kLearningRate);
+      reference_steps(init, data, order, model, 1.1 * kLearningRate);
   double gap = 0, control_gap = 0;
-  for (int s = 0; s < kReachSteps; ++s) {
+  for (int s = 0; s < model.steps; ++s) {
     const double d = std::fabs(gpu[s] - reference[s]);
     gap = std::isnan(d) ? INFINITY : std::max(gap, d);
     control_gap = std::max(control_gap, std::fabs(gpu[s] - control[s]));
@@ -435,7 +451,7 @@ void test_newest_kernels(const Dataset& data, int batch) {
   std::printf(
       "  %d steps: GPU %.6f -> %.6f, reference %.6f -> %.6f; largest gap %.2e (tolerance %.2e; "
       "lr x 1.1 control %.2e)\n",
-      kReachSteps, gpu.front(), gpu.back(), reference.front(), reference.back(), gap,
+      model.steps, gpu.front(), gpu.back(), reference.front(), reference.back(), gap,
       kReachTolerance, control_gap);
   CHECK_MSG(gap <= kReachTolerance, "the newest kernels train as the reference does");
   CHECK_MSG(control_gap > kReachTolerance, "the tolerance tells a 10% learning-rate change apart");
@@ -461,9 +477,10 @@ int main(int argc, char** argv) {
     test_partial_batch(data);
     test_graph_matches_host(data);
     test_accuracy(data);
-    test_newest_kernels(data, kReachBatch);
     if (testing::chapter_kernels(chapter_name()).whole_k) {
-      test_newest_kernels(data, kSkinnyReachBatch);
+      for (const ReachModel& model : kSwapAbReach) test_newest_kernels(data, model);
+    } else {
+      test_newest_kernels(data, kReach);
     }
   } catch (const std::exception& error) {
     CHECK_MSG(false, error.what());
