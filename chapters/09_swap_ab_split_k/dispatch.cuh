@@ -10,7 +10,6 @@
 #include "02_smem_tiling/smem_tile.cuh"
 #include "07_wgmma/tma.cuh"
 #include "07_wgmma/wgmma.cuh"
-#include "dataset.hpp"
 #include "gemm_interface.cuh"
 
 namespace mnist::swap_ab_split_k {
@@ -44,21 +43,22 @@ inline int batch_tile_for(int m) {
 constexpr int kMinNAtBatchTile256 = 8192;
 
 // (1) A is not transposed: the forward and backward-data products, whose M is the batch; (2) M
-// fits one batch tile; (3) N is not kClasses, and at the batch tile of 256 N is at least
-// kMinNAtBatchTile256; (4) TMA can read both operands (16-byte aligned, every stored row a
-// multiple of 8 halves). M itself may be anything from 1 to 256: rows of the batch tile past M are
-// TMA's zeros, and the epilogue skips them. The GPU is an H100 with sm_90a code: gemm() runs the
-// chapter nowhere else (kNeedsSm90a, common/gpu_requirements.hpp).
+// fits one batch tile; (3) at the batch tile of 256, N is at least kMinNAtBatchTile256; (4) TMA
+// can read both operands (16-byte aligned, every stored row a multiple of 8 halves). M itself may
+// be anything from 1 to 256: rows of the batch tile past M are TMA's zeros, and the epilogue skips
+// them. The GPU is an H100 with sm_90a code: gemm() runs the chapter nowhere else (kNeedsSm90a,
+// common/gpu_requirements.hpp).
 //
-// N = kClasses is the output layer's forward product: one tile of 64 or 128 rows, 10 of them
-// weights, the rest zeros. At batch 256 (hidden 1024 and 8192) chapter 08's path took 0.36-0.40 of
-// this kernel's time (the CSVs above); at batch 32 this kernel was 1.33-1.35 times as fast there,
-// a gain the rule gives up: the output layer stays on chapter 08's path at every batch. Its other
-// products never come here: backward-data has K = 10 (rows of 20 bytes), the weight gradient A
-// transposed.
+// The output layer's forward product, N = 10 (one tile of 64 or 128 rows, 10 of them weights, the
+// rest zeros), comes here at the batch tiles of 32 to 128: at batch 32 chapter 08's path took
+// 1.33-1.35 times this kernel's time (CUDA-graph medians at hidden 1024 and 8192, the CSVs above).
+// At the batch tile of 256, (3) leaves it to chapter 08's path, which took 0.36-0.40 of this
+// kernel's time there (hidden 1024 and 8192). The batch tiles of 64 and 128 were never timed on
+// N = 10. The output layer's other products never come here: backward-data has K = 10 (rows of 20
+// bytes), the weight gradient A transposed.
 template <Op kOpA, Op kOpB>
 bool swap_ab_takes(const GemmProblem& p) {
-  return kOpA == Op::N && p.m <= kMaxBatch && p.n != kClasses &&
+  return kOpA == Op::N && p.m <= kMaxBatch &&
          (batch_tile_for(p.m) < kMaxBatch || p.n >= kMinNAtBatchTile256) &&
          smem_tiling::vectorizable(p.a, p.k) &&
          smem_tiling::vectorizable(p.b, kOpB == Op::N ? p.n : p.k);

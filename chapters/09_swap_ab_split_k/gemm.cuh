@@ -45,9 +45,9 @@
 // kMaxStages: at batch 32 a K tile is 12 KB, of which 8 KB are weights read once from memory, and
 // 8 stages keep up to 84 KB of weights in flight per block.
 //
-// When: swap_ab_takes() in dispatch.cuh (A not transposed, M <= 256, N not the output layer's 10
-// and, at the batch tile of 256, N >= 8192; both operands readable by TMA). Every other product
-// goes to chapter 08's launch_gemm, included here.
+// When: swap_ab_takes() in dispatch.cuh (A not transposed, M <= 256 and, at the batch tile of 256,
+// N >= 8192; both operands readable by TMA). Every other product goes to chapter 08's launch_gemm,
+// included here.
 //
 // Edges. TMA writes zeros past every edge of the operands: the rows of the batch tile past M,
 // the rows of the tile past N, the K tail. The epilogue skips what lies outside C.

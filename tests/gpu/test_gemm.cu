@@ -88,8 +88,10 @@ struct Shape {
 // tile of 256 takes only N >= 8192 (chapters/09_swap_ab_split_k/dispatch.cuh), so it has shapes
 // of its own: 250 x 8192 x 264 (64 tiles of 128 rows, K split in 2: the one N of 8192 or more
 // whose partial tiles the 16 MiB workspace holds twice) and 130 x 8200 x 72 (a last tile of 8
-// rows, K whole); 256 x 1024 x 1024, 250 x 1000 x 784 and 200 x 136 x 64 (small enough for the
-// mutants' runs) must stay on chapter 08's path, as must every N = 10 (the output layer).
+// rows, K whole); 256 x 1024 x 1024, 250 x 1000 x 784, 200 x 136 x 64 and 250 x 10 x 128 (the
+// last two small enough for the mutants' runs) must stay on chapter 08's path, while N = 10 at
+// M = 1 and 32 (the output layer's forward product, 1 x 10 x 784 and 32 x 10 x 1024) comes to
+// chapter 09's kernel.
 const Shape kShapes[] = {
     {1, 1, 1},       {1, 1, 8},        {1, 10, 784},      {2, 3, 5},        {7, 13, 17},
     {17, 31, 29},    {31, 1, 64},      {3, 257, 10},      {100, 100, 10},   {10, 1024, 32},
@@ -546,13 +548,12 @@ std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const Di
                                 const Device& device) {
   const SplitK split = split_k(f, device);
   if (chapter.whole_k) {
-    // swap_ab_takes(): A not transposed, M <= 256, N not the output layer's 10 classes, N of
-    // 8192 or more at the batch tile of 256 (M > 128), and aligned operands; chapter 08's rule for
-    // everything else. (An H100 with sm_90a code, as for chapters 07 and 08.)
-    constexpr int kMaxBatch = 256, kClasses = 10, kMinNAtBatchTile256 = 8192;
+    // swap_ab_takes(): A not transposed, M <= 256, N of 8192 or more at the batch tile of 256
+    // (M > 128; any N, the output layer's 10 included, at the smaller ones), and aligned operands;
+    // chapter 08's rule for everything else. (An H100 with sm_90a code, as for chapters 07 and 08.)
+    constexpr int kMaxBatch = 256, kMinNAtBatchTile256 = 8192;
     const bool batch_tile_256 = f.shape.m > 128;  // the smaller batch tiles: 32, 64, 128
-    const bool n_taken =
-        f.shape.n != kClasses && (!batch_tile_256 || f.shape.n >= kMinNAtBatchTile256);
+    const bool n_taken = !batch_tile_256 || f.shape.n >= kMinNAtBatchTile256;
     if (!(f.op_a == Op::N && f.shape.m <= kMaxBatch && n_taken && f.operands_aligned)) {
       return allowed_paths(testing::kChapter08, f, device);
     }
