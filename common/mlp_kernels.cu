@@ -1,5 +1,6 @@
 #include "cuda_check.cuh"
 #include "dataset.hpp"
+#include "mlp_device.cuh"
 #include "mlp_kernels.cuh"
 
 namespace mnist {
@@ -24,42 +25,12 @@ __global__ void gather_kernel(const __half* images, const uint8_t* labels, const
 
 __global__ void softmax_cross_entropy_kernel(const float* z, const uint8_t* labels, int rows,
                                              LossOutputs out) {
-  __shared__ float loss_partial[kThreads];
-  __shared__ int correct_partial[kThreads];
-  float loss = 0.0f;
-  int correct = 0;
-  for (int r = threadIdx.x; r < rows; r += blockDim.x) {
-    const float* logits = z + r * kClasses;
-    int best = 0;
-    for (int c = 1; c < kClasses; ++c) {
-      if (logits[c] > logits[best]) best = c;  // first maximum, like std::max_element
-    }
-    float sum = 0.0f;
-    for (int c = 0; c < kClasses; ++c) sum += expf(logits[c] - logits[best]);
-    const int label = labels[r];
-    loss += logf(sum) - (logits[label] - logits[best]);
-    correct += best == label;
-    if (out.grad) {
-      for (int c = 0; c < kClasses; ++c) {
-        const float p = expf(logits[c] - logits[best]) / sum;
-        out.grad[r * kClasses + c] = __float2half_rn((p - (c == label ? 1.0f : 0.0f)) / rows);
-      }
-    }
-  }
-  loss_partial[threadIdx.x] = loss;
-  correct_partial[threadIdx.x] = correct;
-  __syncthreads();
-  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {  // fixed-order tree: deterministic
-    if (threadIdx.x < stride) {
-      loss_partial[threadIdx.x] += loss_partial[threadIdx.x + stride];
-      correct_partial[threadIdx.x] += correct_partial[threadIdx.x + stride];
-    }
-    __syncthreads();
-  }
+  const LossSums sums = softmax_cross_entropy_block<kThreads>(
+      z, [&](int r) { return int(labels[r]); }, rows, out.grad);
   if (threadIdx.x == 0) {
-    if (out.step_losses) out.step_losses[(*out.step)++] = loss_partial[0] / rows;
-    if (out.loss_sum) *out.loss_sum += loss_partial[0];
-    if (out.correct) *out.correct += correct_partial[0];
+    if (out.step_losses) out.step_losses[(*out.step)++] = sums.loss / rows;
+    if (out.loss_sum) *out.loss_sum += sums.loss;
+    if (out.correct) *out.correct += sums.correct;
   }
 }
 
@@ -70,9 +41,7 @@ __global__ void bias_sgd_kernel(const BiasUpdate* updates, int layers, int total
   int l = 0;
   while (l < layers - 1 && j >= updates[l].cols) j -= updates[l++].cols;
   const BiasUpdate u = updates[l];
-  float sum = 0.0f;
-  for (int r = 0; r < rows; ++r) sum += __half2float(u.grad[static_cast<size_t>(r) * u.cols + j]);
-  u.bias[j] -= learning_rate * sum;
+  bias_sgd_column(u.grad, u.bias, u.cols, j, rows, learning_rate);
 }
 
 __global__ void to_half_kernel(const float* x, size_t count, __half* out) {

@@ -1,0 +1,74 @@
+// The device code of the MLP's loss and bias update, one block or one column at a time: the
+// kernels of mlp_kernels.cu are built on these, and so is a chapter that runs a whole training step
+// inside one kernel (chapters/10_persistent_step), so that both compute the same values the same
+// way.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "dataset.hpp"
+
+namespace mnist {
+
+// What one block's softmax cross-entropy adds up over its rows: valid in thread 0.
+struct LossSums {
+  float loss = 0.0f;  // sum of the rows' losses
+  int correct = 0;    // rows whose largest logit is their label's
+};
+
+// Softmax cross-entropy of the logits z (rows x kClasses) by one block of kThreads threads: thread
+// t takes rows t, t + kThreads, ...; label_of(r) is row r's label. Where grad is not null it gets
+// fp16((softmax - one_hot) / rows), the gradient of the mean loss. The rows' losses and correct
+// counts are added up in a fixed tree, so the result is the same in every run. Every thread of the
+// block must call it; the sums it returns are those of thread 0 alone (the others get zeros), which
+// is the only thread that reads the tree's root, so a block may call it again without a barrier.
+template <int kThreads, class LabelOf>
+__device__ LossSums softmax_cross_entropy_block(const float* z, LabelOf label_of, int rows,
+                                                __half* grad) {
+  __shared__ float loss_partial[kThreads];
+  __shared__ int correct_partial[kThreads];
+  float loss = 0.0f;
+  int correct = 0;
+  for (int r = threadIdx.x; r < rows; r += kThreads) {
+    const float* logits = z + r * kClasses;
+    int best = 0;
+    for (int c = 1; c < kClasses; ++c) {
+      if (logits[c] > logits[best]) best = c;  // first maximum, like std::max_element
+    }
+    float sum = 0.0f;
+    for (int c = 0; c < kClasses; ++c) sum += expf(logits[c] - logits[best]);
+    const int label = label_of(r);
+    loss += logf(sum) - (logits[label] - logits[best]);
+    correct += best == label;
+    if (grad) {
+      for (int c = 0; c < kClasses; ++c) {
+        const float p = expf(logits[c] - logits[best]) / sum;
+        grad[r * kClasses + c] = __float2half_rn((p - (c == label ? 1.0f : 0.0f)) / rows);
+      }
+    }
+  }
+  loss_partial[threadIdx.x] = loss;
+  correct_partial[threadIdx.x] = correct;
+  __syncthreads();
+  for (int stride = kThreads / 2; stride > 0; stride /= 2) {  // fixed-order tree: deterministic
+    if (threadIdx.x < stride) {
+      loss_partial[threadIdx.x] += loss_partial[threadIdx.x + stride];
+      correct_partial[threadIdx.x] += correct_partial[threadIdx.x + stride];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x != 0) return {};
+  return {loss_partial[0], correct_partial[0]};
+}
+
+// One SGD step of bias[col]: bias[col] -= learning_rate * (the sum of column col of dZ over `rows`
+// rows, in fp32, in row order). dZ is rows x cols, fp16.
+__device__ __forceinline__ void bias_sgd_column(const __half* grad, float* bias, int cols, int col,
+                                                int rows, float learning_rate) {
+  float sum = 0.0f;
+  for (int r = 0; r < rows; ++r) sum += __half2float(grad[static_cast<size_t>(r) * cols + col]);
+  bias[col] -= learning_rate * sum;
+}
+
+}  // namespace mnist
