@@ -1,7 +1,8 @@
 // Compiled once per chapter, with that chapter's folder on the include path: this is where the
 // chapter's kernel enters the build. CHAPTER_NAME (the folder) and CHAPTER_NAMESPACE (the
 // namespace its gemm.cuh defines launch_gemm, kFusedEpilogue, kReplayStepAsGraph and kNeedsSm90a
-// in) come from Meson.
+// in) come from Meson. From chapter 10 on the folder also holds steps.cuh, many training steps in
+// one launch (step_interface.cuh).
 #include <stdexcept>
 #include <string>
 
@@ -10,6 +11,13 @@
 #include "gemm.cuh"
 #include "gemm_interface.cuh"
 #include "gpu_requirements.hpp"
+#include "step_interface.cuh"
+#if __has_include("steps.cuh")
+#include "steps.cuh"
+#define CHAPTER_TRAINS_STEPS 1
+#else
+#define CHAPTER_TRAINS_STEPS 0
+#endif
 
 namespace mnist {
 namespace {
@@ -95,6 +103,28 @@ bool chapter_replays_step_as_graph() {
 const std::string& chapter_unsupported_here() {
   static const std::string why = why_not_here();  // the trainer uses one GPU throughout
   return why;
+}
+
+std::string chapter_steps_refusal(const LayerSizes& sizes, int batch) {
+#if CHAPTER_TRAINS_STEPS
+  return chapter::steps_refusal(sizes, batch);
+#else
+  (void)sizes, (void)batch;
+  return std::string("chapter ") + CHAPTER_NAME +
+         " has no persistent step: many training steps per launch begin with chapter 10";
+#endif
+}
+
+void chapter_train_steps(const StepBuffers& buffers, int steps, float learning_rate,
+                         cudaStream_t stream) {
+  if (!chapter_unsupported_here().empty()) throw std::runtime_error(chapter_unsupported_here());
+#if CHAPTER_TRAINS_STEPS
+  chapter::train_steps(buffers, steps, learning_rate, stream);
+  CUDA_CHECK_LAUNCH();
+#else
+  (void)buffers, (void)steps, (void)learning_rate, (void)stream;
+  throw std::logic_error(chapter_steps_refusal({}, 0));
+#endif
 }
 
 void gemm(const GemmProblem& p, cudaStream_t stream) {

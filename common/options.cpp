@@ -36,8 +36,10 @@ void print_usage(const char* program, const std::string& default_data_dir) {
       "  --max-steps N    train (and time) only the first N steps of each epoch (default: all)\n"
       "  --no-eval        skip the test-set evaluation after each epoch (for timing runs)\n"
       "  --launch L       host: launch every kernel of every step from the host; graph: record\n"
-      "                   a step once as a CUDA graph, replay it (default: graph from chapter\n"
-      "                   06 on, host before)\n"
+      "                   a step once as a CUDA graph, replay it; persistent: all the steps of\n"
+      "                   an epoch in one launch (chapter 10 on, for the models it takes)\n"
+      "                   (default: persistent where the chapter takes the model, else graph\n"
+      "                   from chapter 06 on, host before)\n"
       "  --out-dir DIR    writes <chapter>_steps.csv and <chapter>_epochs.csv there (default "
       "runs)\n"
       "  --help           this text\n",
@@ -144,8 +146,9 @@ bool parse_train_options(int argc, char** argv, const std::string& default_data_
     } else if (flag == "--max-steps") {
       options.max_steps = static_cast<int>(parse_integer(flag, value, 1, kMaxSteps));
     } else if (flag == "--launch") {
-      if (value != "host" && value != "graph") {
-        throw std::invalid_argument("--launch expects host or graph, got '" + value + "'");
+      if (value != "host" && value != "graph" && value != "persistent") {
+        throw std::invalid_argument("--launch expects host, graph or persistent, got '" + value +
+                                    "'");
       }
       options.launch = value;
     } else if (flag == "--out-dir") {

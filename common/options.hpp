@@ -19,8 +19,8 @@ struct TrainOptions {
   // them when 0. Lets a slow chapter be timed on a large model in seconds.
   int max_steps = 0;
   bool evaluate = true;  // the test split after every epoch; off for timing runs (--no-eval)
-  // "host", "graph" (see StepLaunch in trainer.cuh), or empty: the chapter's choice, a graph from
-  // chapter 06 on.
+  // "host", "graph", "persistent" (see StepLaunch in trainer.cuh), or empty: the chapter's choice
+  // (chapter_step_launch).
   std::string launch;
   std::string out_dir;  // where the CSV files go
 };

@@ -23,6 +23,17 @@ std::ofstream open_csv(const std::string& path, const char* header) {
   return file;
 }
 
+// --launch, or the chapter's own choice for this model and batch.
+StepLaunch step_launch(const TrainOptions& options) {
+  if (options.launch.empty()) return chapter_step_launch(options.layers, options.batch);
+  if (options.launch == "persistent") {
+    const std::string why = chapter_steps_refusal(options.layers, options.batch);
+    if (!why.empty()) throw std::invalid_argument("--launch persistent: " + why);
+    return StepLaunch::kPersistent;
+  }
+  return options.launch == "graph" ? StepLaunch::kGraph : StepLaunch::kHost;
+}
+
 int run(int argc, char** argv) {
   TrainOptions options;
   if (!parse_train_options(argc, argv, MNIST_DATA_DIR, options)) return 0;
@@ -30,13 +41,14 @@ int run(int argc, char** argv) {
   // as such on any machine, with or without a GPU.
   const Dataset data = load_dataset(options.data_dir);
   check_batch_fits(options.batch, data.train.count);
+  // So is a model that --launch persistent cannot take: the chapter's rule looks at the model and
+  // the batch before it asks anything of the GPU.
+  if (options.launch == "persistent") step_launch(options);
   const GpuInfo gpu = query_gpu();
   // Chapters 07 and 08 on anything but an H100 with sm_90a code: one line, before any work.
   if (!chapter_unsupported_here().empty()) throw std::runtime_error(chapter_unsupported_here());
-  const bool graph =
-      options.launch.empty() ? chapter_replays_step_as_graph() : options.launch == "graph";
-  Trainer trainer(init_params(options.layers, options.seed), data, options.batch,
-                  graph ? StepLaunch::kGraph : StepLaunch::kHost);
+  const StepLaunch launch = step_launch(options);
+  Trainer trainer(init_params(options.layers, options.seed), data, options.batch, launch);
 
   const std::string layers = format_layer_sizes(options.layers);
   std::printf("chapter %s | %s\n", chapter_name(), describe(gpu).c_str());
@@ -49,11 +61,13 @@ int run(int argc, char** argv) {
   const int kernels = trainer.kernels_per_step();
   const double bandwidth = copy_bandwidth_gb_per_s();
   const double floor_ms = trainer.step_bytes_floor() / (bandwidth * 1e9) * 1e3;
+  const char* how = launch == StepLaunch::kPersistent ? "all the epoch's steps in one launch"
+                    : launch == StepLaunch::kGraph    ? "replayed as one CUDA graph"
+                                                      : "each launched from the host";
   std::printf(
       "step: %d kernels, %s; DRAM floor %.4f ms (%.1f MB of weight traffic at %.0f GB/s copy "
       "bandwidth)\n",
-      kernels, graph ? "replayed as one CUDA graph" : "each launched from the host", floor_ms,
-      trainer.step_bytes_floor() / 1e6, bandwidth);
+      kernels, how, floor_ms, trainer.step_bytes_floor() / 1e6, bandwidth);
 
   std::filesystem::create_directories(options.out_dir);
   const std::string prefix = options.out_dir + "/" + chapter_name();
@@ -108,8 +122,8 @@ int run(int argc, char** argv) {
                << ',' << options.learning_rate << ',' << options.seed << ',' << epoch + 1 << ','
                << loss_sum / steps << ',' << test.mean_loss << ',' << test.accuracy << ',' << ms
                << ',' << steps << ',' << ms_per_step << ',' << utc_date() << ',' << sm_clock_mhz
-               << ',' << gpu.driver << ',' << gpu.runtime_version << ','
-               << (graph ? "graph" : "host") << ',' << kernels << ',' << floor_ms << '\n';
+               << ',' << gpu.driver << ',' << gpu.runtime_version << ',' << step_launch_name(launch)
+               << ',' << kernels << ',' << floor_ms << '\n';
   }
   CUDA_CHECK(cudaEventDestroy(start));
   CUDA_CHECK(cudaEventDestroy(stop));

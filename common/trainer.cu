@@ -18,6 +18,14 @@ int checked_batch(int batch) {
   return batch;
 }
 
+StepLaunch checked_launch(StepLaunch launch, const LayerSizes& sizes, int batch) {
+  if (launch == StepLaunch::kPersistent) {
+    const std::string why = chapter_steps_refusal(sizes, batch);
+    if (!why.empty()) throw std::invalid_argument(why);
+  }
+  return launch;
+}
+
 std::vector<__half> to_half_host(const std::vector<float>& x) {
   std::vector<__half> out(x.size());
   std::transform(x.begin(), x.end(), out.begin(), [](float v) { return __float2half_rn(v); });
@@ -31,6 +39,23 @@ void upload(T* device, const std::vector<T>& host, cudaStream_t stream) {
 }
 
 }  // namespace
+
+StepLaunch chapter_step_launch(const LayerSizes& sizes, int batch) {
+  if (chapter_steps_refusal(sizes, batch).empty()) return StepLaunch::kPersistent;
+  return chapter_replays_step_as_graph() ? StepLaunch::kGraph : StepLaunch::kHost;
+}
+
+const char* step_launch_name(StepLaunch launch) {
+  switch (launch) {
+    case StepLaunch::kHost:
+      return "host";
+    case StepLaunch::kGraph:
+      return "graph";
+    case StepLaunch::kPersistent:
+      return "persistent";
+  }
+  return "?";
+}
 
 void Trainer::carve(DeviceArena& arena) {
   const size_t train_pixels = static_cast<size_t>(train_count_) * kPixels;
@@ -61,6 +86,7 @@ void Trainer::carve(DeviceArena& arena) {
   gemm_workspace_ = arena.take<float>(kGemmWorkspaceFloats);
   bias_updates_ = arena.take<BiasUpdate>(layers_.size());
   step_losses_ = arena.take<float>(steps_per_epoch_);
+  step_sync_ = arena.take<unsigned>(kStepSyncWords);
   eval_loss_sum_ = arena.take<double>(1);
   eval_correct_ = arena.take<int>(1);
 }
@@ -72,7 +98,7 @@ Trainer::Trainer(const ModelParams& init, const Dataset& data, int batch, StepLa
       test_count_(data.test.count),
       max_rows_(std::max(batch, kEvalChunk)),
       steps_per_epoch_((data.train.count + batch - 1) / batch),
-      launch_(launch) {
+      launch_(checked_launch(launch, init.sizes, batch)) {
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   for (int l = 0; l < init.layers(); ++l) {
     Layer layer;
@@ -95,7 +121,18 @@ Trainer::Trainer(const ModelParams& init, const Dataset& data, int batch, StepLa
     bias_count_ += layers_[l].out;
   }
   upload(bias_updates_, bias_updates, stream_);
+  CUDA_CHECK(cudaMemsetAsync(step_sync_, 0, kStepSyncWords * sizeof(unsigned), stream_));
   CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host vectors above are temporaries
+  step_buffers_.layers = layers_;
+  step_buffers_.train_images = train_images_;
+  step_buffers_.train_labels = train_labels_;
+  step_buffers_.order = order_;
+  step_buffers_.step_index = step_index_;
+  step_buffers_.batch = batch_;
+  step_buffers_.train_count = train_count_;
+  step_buffers_.logits = logits_;
+  step_buffers_.step_losses = step_losses_;
+  step_buffers_.sync = step_sync_;
 }
 
 Trainer::~Trainer() {
@@ -181,12 +218,13 @@ void Trainer::launch_step(int rows, float learning_rate) {
            stream_);
 }
 
-cudaGraph_t Trainer::record_step(int rows, float learning_rate) {
+template <class Enqueue>
+cudaGraph_t Trainer::record(Enqueue&& enqueue) {
   // Relaxed: the first GEMM of a kind sets up its kernel (cudaFuncSetAttribute, occupancy
   // queries) during the recording, which the stricter modes refuse.
   CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
   try {
-    launch_step(rows, learning_rate);
+    enqueue();
   } catch (...) {
     cudaGraph_t abandoned = nullptr;
     cudaStreamEndCapture(stream_, &abandoned);
@@ -201,7 +239,7 @@ cudaGraph_t Trainer::record_step(int rows, float learning_rate) {
 void Trainer::replay(StepGraph& graph, int rows, float learning_rate) {
   if (!graph.exec || graph.rows != rows || graph.learning_rate != learning_rate) {
     if (graph.exec) CUDA_CHECK(cudaGraphExecDestroy(graph.exec));
-    cudaGraph_t recorded = record_step(rows, learning_rate);
+    cudaGraph_t recorded = record([&] { launch_step(rows, learning_rate); });
     const cudaError_t status = cudaGraphInstantiate(&graph.exec, recorded, 0);
     CUDA_CHECK(cudaGraphDestroy(recorded));
     CUDA_CHECK(status);
@@ -216,19 +254,29 @@ void Trainer::train(int steps, float learning_rate) {
     throw std::invalid_argument("Trainer::train: " + std::to_string(steps) +
                                 " steps go past the end of the epoch");
   }
-  for (int s = next_step_; s < next_step_ + steps; ++s) {
-    const int rows = rows_of_step(s);
-    if (launch_ == StepLaunch::kHost) {
-      launch_step(rows, learning_rate);
-    } else {
-      replay(rows == batch_ ? full_graph_ : last_graph_, rows, learning_rate);
+  if (launch_ == StepLaunch::kPersistent) {
+    if (steps > 0) chapter_train_steps(step_buffers_, steps, learning_rate, stream_);
+  } else {
+    for (int s = next_step_; s < next_step_ + steps; ++s) {
+      const int rows = rows_of_step(s);
+      if (launch_ == StepLaunch::kHost) {
+        launch_step(rows, learning_rate);
+      } else {
+        replay(rows == batch_ ? full_graph_ : last_graph_, rows, learning_rate);
+      }
     }
   }
   next_step_ += steps;
 }
 
 int Trainer::kernels_per_step() {
-  cudaGraph_t graph = record_step(batch_, 0.0f);
+  cudaGraph_t graph = record([&] {
+    if (launch_ == StepLaunch::kPersistent) {
+      chapter_train_steps(step_buffers_, 1, 0.0f, stream_);
+    } else {
+      launch_step(batch_, 0.0f);
+    }
+  });
   size_t nodes = 0;
   const cudaError_t status = cudaGraphGetNodes(graph, nullptr, &nodes);
   CUDA_CHECK(cudaGraphDestroy(graph));

@@ -15,16 +15,28 @@
 #include "gemm_interface.cuh"
 #include "mlp_kernels.cuh"
 #include "model.hpp"
+#include "step_interface.cuh"
 
 namespace mnist {
 
 // How a training step reaches the GPU. kHost: the host launches the step's kernels one by one,
 // every step. kGraph: the step is recorded once in a CUDA graph and every step is one replay.
-enum class StepLaunch { kHost, kGraph };
+// kPersistent: the chapter trains all the steps of a train() call in one launch of its own
+// (step_interface.cuh; chapter 10 on), where chapter_steps_refusal() is empty.
+enum class StepLaunch { kHost, kGraph, kPersistent };
+
+// The chapter's own choice for a model of `sizes` at `batch`: many steps per launch where it takes
+// them, else one CUDA graph per step from chapter 06 on and host launches before.
+StepLaunch chapter_step_launch(const LayerSizes& sizes, int batch);
+
+// "host", "graph" or "persistent", as --launch and the epochs CSV write it.
+const char* step_launch_name(StepLaunch launch);
 
 class Trainer {
  public:
-  // batch: samples per step; the whole dataset is copied to the device here.
+  // batch: samples per step; the whole dataset is copied to the device here. Throws
+  // std::invalid_argument with chapter_steps_refusal() where `launch` is kPersistent and the
+  // chapter does not take the model at this batch.
   Trainer(const ModelParams& init, const Dataset& data, int batch, StepLaunch launch);
   ~Trainer();
   Trainer(const Trainer&) = delete;
@@ -43,7 +55,8 @@ class Trainer {
   // Mean loss and accuracy on the test split; waits for the GPU.
   Evaluation evaluate();
 
-  // Kernels (graph nodes) in one full-batch step, counted by recording one without running it.
+  // Kernels (graph nodes) in one full-batch step, counted by recording one without running it
+  // (with kPersistent, one launch that trains one step).
   int kernels_per_step();
   // Bytes a step must move between DRAM and the SMs at the least: each layer's fp16 weights read
   // by the forward and (above the first layer) the backward-data product, and the SGD update's
@@ -56,13 +69,7 @@ class Trainer {
   size_t device_bytes() const { return arena_->bytes(); }
 
  private:
-  struct Layer {
-    int in = 0, out = 0;
-    float *weights = nullptr, *bias = nullptr;  // fp32 master copies
-    __half* weight_operand = nullptr;           // fp16 copy the GEMMs read
-    __half* output = nullptr;                   // fp16(ReLU(X W^T + bias)), hidden layers only
-    __half* grad = nullptr;                     // fp16 dZ, the gradient at this layer's output
-  };
+  using Layer = LayerBuffers;
   // A recorded step, for full batches or for the last, shorter batch of an epoch.
   struct StepGraph {
     int rows = 0;
@@ -75,8 +82,9 @@ class Trainer {
   void forward(const __half* x, int rows);
   // One step's kernels on the stream: the step index comes from the device (step_index_).
   void launch_step(int rows, float learning_rate);
-  // The step of `rows` rows recorded into a graph, not run.
-  cudaGraph_t record_step(int rows, float learning_rate);
+  // What enqueue() puts on the stream, recorded into a graph, not run.
+  template <class Enqueue>
+  cudaGraph_t record(Enqueue&& enqueue);
   void replay(StepGraph& graph, int rows, float learning_rate);
   // The chapter's gemm() on the trainer's stream, with the trainer's GEMM workspace; where the
   // problem has no c, product_ (where a chapter that does not fuse the epilogue stores the
@@ -101,9 +109,11 @@ class Trainer {
   BiasUpdate* bias_updates_ = nullptr;  // one per layer, for bias_sgd
   int bias_count_ = 0;                  // biases of all layers
   float* step_losses_ = nullptr;
+  unsigned* step_sync_ = nullptr;  // kStepSyncWords, zero: see StepBuffers
   double* eval_loss_sum_ = nullptr;
   int* eval_correct_ = nullptr;
   std::unique_ptr<DeviceArena> arena_;
+  StepBuffers step_buffers_;  // the above, for chapter_train_steps()
 };
 
 }  // namespace mnist

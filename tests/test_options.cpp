@@ -75,7 +75,8 @@ int main() {
   CHECK(parse({}, options).empty() && options.launch.empty());
   CHECK(parse({"--launch", "graph"}, options).empty() && options.launch == "graph");
   CHECK(parse({"--launch", "host"}, options).empty() && options.launch == "host");
-  rejected({"--launch", "Graph"}, "--launch expects host or graph, got 'Graph'");
+  CHECK(parse({"--launch", "persistent"}, options).empty() && options.launch == "persistent");
+  rejected({"--launch", "Graph"}, "--launch expects host, graph or persistent, got 'Graph'");
   rejected({"--launch"}, "missing value: --launch");
   rejected({"--max-steps", "0"}, "--max-steps expects an integer in [1, 2147483647], got '0'");
   rejected({"--max-steps", "-5"}, "--max-steps expects an integer");
