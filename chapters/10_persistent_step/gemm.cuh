@@ -1,0 +1,50 @@
+// Chapter 10: the persistent training step. One kernel trains every step of an epoch.
+//
+// After chapter 09 a training step of a small model is mostly launch cost. At batch 32 a step is
+// some 20 kernels replayed as one CUDA graph, and at hidden 128 it takes nearly as long as at
+// hidden 1024 with a twentieth of the arithmetic (docs/10_persistent_step.md has the measured
+// numbers): every kernel waits for the one before it to drain, and its blocks to start. The way
+// past that is to stop launching: one kernel whose blocks stay resident for all the steps and wait
+// for each other on the GPU.
+//
+//   step-by-step (chapters 06-09)           persistent (this chapter)
+//   gather | fwd 0 | fwd 1 | ... | loss |   [ fwd 0 ][ fwd 1 ] ... [ loss ][ bwd 0 ] ... [ bwd L-1
+//   ] dX | dW+SGD | ... | bias SGD            each [ ] a phase of every block, each | a grid
+//   barrier each | a kernel boundary, per step      one launch for all the steps of a train() call
+//
+// The kernel (steps.cuh) runs, for each step, a phase per layer forward (bias and ReLU in the
+// epilogue, the first layer reading the batch straight from the images through the epoch's
+// shuffled order), a phase for the loss (one block: softmax cross-entropy, the output layer's dZ,
+// the step's loss written to its slot), and L backward phases, each the backward-data product of
+// one layer with the SGD of the layer above (a layer's SGD overwrites the fp16 weights its
+// backward-data product reads, so it comes one phase later). Within a phase every block takes
+// 32 x 32 tiles of the phase's products in turn (tile.cuh) and finishes them through the same
+// epilogues as chapters 06-09 (common/epilogue.cuh); between phases, a grid barrier
+// (grid_barrier.cuh) makes what every block wrote visible to every block. The arithmetic and its
+// rounding points are the trainer's: fp16 operands, fp32 accumulation, fp32 master weights.
+//
+// When: steps_refusal() in steps.cuh, widths up to 1024 at batches up to 256. The trainer uses the
+// persistent step there by default (chapter_step_launch in common/trainer.cuh) and everywhere else
+// trains a step at a time on chapter 09's kernels, which are this chapter's launch_gemm too (the
+// evaluation and every product outside the persistent kernel).
+#pragma once
+
+#include "09_swap_ab_split_k/gemm.cuh"
+#include "gemm_interface.cuh"
+
+namespace mnist::persistent_step {
+
+// Chapter 09's GEMMs for everything outside the persistent kernel: they fuse the epilogue, and a
+// step trained one at a time is replayed as a CUDA graph.
+constexpr bool kFusedEpilogue = swap_ab_split_k::kFusedEpilogue;
+constexpr bool kReplayStepAsGraph = swap_ab_split_k::kReplayStepAsGraph;
+
+// Chapter 09's kernels need an H100-class GPU and sm_90a code; the persistent kernel itself needs
+// only chapter 03's mma.sync and chapter 04's cp.async, and a cooperative launch.
+constexpr bool kNeedsSm90a = swap_ab_split_k::kNeedsSm90a;
+
+inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
+  swap_ab_split_k::launch_gemm(p, stream);
+}
+
+}  // namespace mnist::persistent_step
