@@ -26,6 +26,10 @@ struct ChapterKernels {
   // N >= 8192, operands TMA can read) and give every other product to chapter 08's rule
   // (kChapter08).
   const char* whole_k = nullptr;
+  // Chapter 10 on: the kernel that trains many steps in one launch (common/step_interface.cuh),
+  // for the models and batches the chapter's rule takes; its GEMMs (the fields above) are those of
+  // the chapter it falls back to for the rest.
+  const char* persistent = nullptr;
 };
 
 const ChapterKernels kChapterKernels[] = {
@@ -47,6 +51,11 @@ const ChapterKernels kChapterKernels[] = {
     // rest.
     {"09_swap_ab_split_k", "mnist::swap_ab_split_k::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab_split_k::swap_ab_gemm_kernel"},
+    // 10: the persistent training kernel where its rule takes the model (steps_refusal in
+    // chapters/10_persistent_step/steps.cuh); chapter 09's GEMMs for everything else.
+    {"10_persistent_step", "mnist::swap_ab_split_k::swap_ab_split_k_gemm_kernel", nullptr, false,
+     "mnist::swap_ab_split_k::swap_ab_gemm_kernel",
+     "mnist::persistent_step::persistent_training_kernel"},
 };
 // What chapters 07 and 08 fall back to, and what chapter 09 falls back to.
 const ChapterKernels& kChapter06 = kChapterKernels[5];
