@@ -10,6 +10,7 @@
 
 #include "02_smem_tiling/smem_tile.cuh"
 #include "10_persistent_step/grid_barrier.cuh"
+#include "10_persistent_step/schedule.cuh"
 #include "10_persistent_step/tile.cuh"
 #include "cuda_check.cuh"
 #include "mlp_device.cuh"
@@ -17,109 +18,6 @@
 #include "step_interface.cuh"
 
 namespace mnist::persistent_step {
-
-// The rule: the models and batches the persistent step takes; the trainer runs every other one a
-// step at a time on chapter 09's kernels. Widths up to 1024 at batches up to 256 are where a step
-// is mostly launches and their gaps (the numbers that motivate the chapter,
-// docs/10_persistent_step.md); the measured crossover is still to be taken on a GPU, and these
-// limits moved to it.
-constexpr int kMaxLayers = 8;    // the kernel's parameter holds this many
-constexpr int kMaxWidth = 1024;  // widest layer
-constexpr int kMaxBatch = 256;
-
-// A layer as the kernel reads it: the trainer's buffers and whether their rows allow 16-byte
-// copies.
-struct Layer {
-  LayerBuffers buffers;
-  bool in_vectorized;   // rows of `in` halves: its input X and its weights
-  bool out_vectorized;  // rows of `out` halves: its gradient dZ
-};
-
-// The trainer's StepBuffers as one kernel parameter: the layers in an array of fixed size.
-struct Model {
-  int layers;
-  Layer layer[kMaxLayers];
-  const __half* train_images;
-  const uint8_t* train_labels;
-  const int* order;
-  int* step_index;
-  int batch, train_count;
-  float* logits;
-  float* step_losses;
-  GridBarrier* barrier;
-};
-
-// Backward phase j (0 to layers - 1) runs the backward-data product of layer data_layer(j), where
-// that is 1 or more, and the SGD of layer sgd_layer(j), where that is a layer: the data product
-// reads a layer's fp16 weights, which its SGD overwrites, so the SGD comes a phase later. Layer 0
-// has no data product; its dZ is complete after phase layers - 2, and its SGD joins layer 1's in
-// the last phase.
-__host__ __device__ inline int data_layer(int layers, int j) {
-  return layers - 1 - j;
-}
-__host__ __device__ inline int sgd_layer(int layers, int j) {
-  return layers - j;
-}
-
-// The forward product of layer l: X W^T + bias, through ReLU below the output layer, whose result
-// is the logits. The first layer's X is the batch, gathered from the images.
-__device__ inline Product forward_product(const Model& m, int l, int rows, const int* batch_order) {
-  const LayerBuffers& y = m.layer[l].buffers;
-  Product x;
-  x.p.m = rows;
-  x.p.n = y.out;
-  x.p.k = y.in;
-  x.p.a = l == 0 ? m.train_images : m.layer[l - 1].buffers.output;
-  x.p.op_a = kForward.a;
-  x.p.b = y.weight_operand;
-  x.p.op_b = kForward.b;
-  x.p.epilogue.bias = y.bias;
-  x.p.epilogue.out = y.output;
-  x.p.c = m.logits;
-  x.a_vectorized = x.b_vectorized = m.layer[l].in_vectorized;
-  x.a_gathered = l == 0 ? batch_order : nullptr;
-  return x;
-}
-
-// The backward-data product of layer l >= 1: dZ W, masked by ReLU' of its input, which is dZ of
-// layer l - 1.
-__device__ inline Product data_product(const Model& m, int l, int rows) {
-  const LayerBuffers& y = m.layer[l].buffers;
-  Product x;
-  x.p.m = rows;
-  x.p.n = y.in;
-  x.p.k = y.out;
-  x.p.a = y.grad;
-  x.p.op_a = kBackwardData.a;
-  x.p.b = y.weight_operand;
-  x.p.op_b = kBackwardData.b;
-  x.p.epilogue.activation = m.layer[l - 1].buffers.output;
-  x.p.epilogue.out = m.layer[l - 1].buffers.grad;
-  x.a_vectorized = m.layer[l].out_vectorized;
-  x.b_vectorized = m.layer[l].in_vectorized;
-  return x;
-}
-
-// The backward-weight product of layer l, dZ^T X, through the SGD epilogue.
-__device__ inline Product weight_product(const Model& m, int l, int rows, const int* batch_order,
-                                         float learning_rate) {
-  const LayerBuffers& y = m.layer[l].buffers;
-  Product x;
-  x.p.m = y.out;
-  x.p.n = y.in;
-  x.p.k = rows;
-  x.p.a = y.grad;
-  x.p.op_a = kBackwardWeight.a;
-  x.p.b = l == 0 ? m.train_images : m.layer[l - 1].buffers.output;
-  x.p.op_b = kBackwardWeight.b;
-  x.p.epilogue.master = y.weights;
-  x.p.epilogue.out = y.weight_operand;
-  x.p.epilogue.learning_rate = learning_rate;
-  x.a_vectorized = m.layer[l].out_vectorized;
-  x.b_vectorized = m.layer[l].in_vectorized;
-  x.b_gathered = l == 0 ? batch_order : nullptr;
-  return x;
-}
 
 // The block tiles of one product, dealt out to the blocks in turn.
 template <Op kOpA, Op kOpB, EpilogueKind kKind>
@@ -137,45 +35,45 @@ __device__ inline void bias_sgd(const Model& m, int l, int rows, float learning_
   }
 }
 
-// Backward phase j (see data_layer): its products' tiles as one list, so that the blocks share
-// them out, then the biases of the layers it updates.
+// Backward phase j (backward_phase_of in schedule.cuh): the tiles of its products as one list, so
+// that the blocks share them out, then the biases of the layers it updates.
 __device__ inline void backward_phase(const Model& m, int j, int rows, const int* batch_order,
                                       float learning_rate, uint8_t* smem) {
-  const int data = data_layer(m.layers, j), sgd = sgd_layer(m.layers, j);
-  Product dx, dw, dw0;
-  int dx_tiles = 0, dw_tiles = 0, dw0_tiles = 0;
-  if (data >= 1) {
-    dx = data_product(m, data, rows);
+  const BackwardPhase phase = backward_phase_of(m.layers, j);
+  Product dx, dw[2];
+  int dx_tiles = 0, dw_tiles[2] = {0, 0};
+  if (phase.data_layer >= 1) {
+    dx = data_product(m, phase.data_layer, rows);
     dx_tiles = tiles_of(dx.p);
   }
-  if (sgd < m.layers) {
-    dw = weight_product(m, sgd, rows, batch_order, learning_rate);
-    dw_tiles = tiles_of(dw.p);
-  }
-  if (data == 0) {
-    dw0 = weight_product(m, 0, rows, batch_order, learning_rate);
-    dw0_tiles = tiles_of(dw0.p);
-  }
-  for (int unit = blockIdx.x; unit < dx_tiles + dw_tiles + dw0_tiles; unit += gridDim.x) {
-    if (unit < dx_tiles) {
-      multiply_tile<kBackwardData.a, kBackwardData.b, EpilogueKind::kReluGrad>(dx, unit, smem);
-    } else if (unit < dx_tiles + dw_tiles) {
-      multiply_tile<kBackwardWeight.a, kBackwardWeight.b, EpilogueKind::kSgd>(dw, unit - dx_tiles,
-                                                                              smem);
-    } else {
-      multiply_tile<kBackwardWeight.a, kBackwardWeight.b, EpilogueKind::kSgd>(
-          dw0, unit - dx_tiles - dw_tiles, smem);
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {  // unrolled: dw and dw_tiles stay in registers
+    if (i < phase.sgd_count) {
+      dw[i] = weight_product(m, phase.sgd_layers[i], rows, batch_order, learning_rate);
+      dw_tiles[i] = tiles_of(dw[i].p);
     }
   }
-  if (sgd < m.layers) bias_sgd(m, sgd, rows, learning_rate);
-  if (data == 0) bias_sgd(m, 0, rows, learning_rate);
+  constexpr Op kA = kBackwardWeight.a, kB = kBackwardWeight.b;
+  for (int unit = blockIdx.x; unit < dx_tiles + dw_tiles[0] + dw_tiles[1]; unit += gridDim.x) {
+    if (unit < dx_tiles) {
+      multiply_tile<kBackwardData.a, kBackwardData.b, EpilogueKind::kReluGrad>(dx, unit, smem);
+    } else if (unit < dx_tiles + dw_tiles[0]) {
+      multiply_tile<kA, kB, EpilogueKind::kSgd>(dw[0], unit - dx_tiles, smem);
+    } else {
+      multiply_tile<kA, kB, EpilogueKind::kSgd>(dw[1], unit - dx_tiles - dw_tiles[0], smem);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    if (i < phase.sgd_count) bias_sgd(m, phase.sgd_layers[i], rows, learning_rate);
+  }
 }
 
 // Steps *step_index, ..., *step_index + steps - 1 of the epoch. Per step, each phase ends at a grid
 // barrier, since the next reads what every block wrote in it:
 //   forward, layer 0 .. L-1   Y = ReLU(X W^T + b); the last gives the logits
 //   loss                      block 0: softmax cross-entropy, dZ of the output layer, the loss
-//   backward, phase 0 .. L-1  dX of layer L-1-j and SGD of layer L-j (backward_phase)
+//   backward, phase 0 .. L-1  dX of layer L-1-j, SGD of layer L-j (and of layer 0 in the last)
 // 2 L + 1 barriers a step, where the step-by-step trainer launches 3 L + 2 kernels or more.
 __global__ void __launch_bounds__(kThreads)
     persistent_training_kernel(const __grid_constant__ Model m, int steps, float learning_rate) {
@@ -188,7 +86,7 @@ __global__ void __launch_bounds__(kThreads)
     const int* const batch_order = m.order + size_t(s) * m.batch;
     for (int l = 0; l < m.layers; ++l) {
       const Product x = forward_product(m, l, rows, batch_order);
-      if (l + 1 < m.layers) {
+      if (x.p.epilogue.kind == EpilogueKind::kBiasRelu) {
         multiply<kForward.a, kForward.b, EpilogueKind::kBiasRelu>(x, smem);
       } else {
         multiply<kForward.a, kForward.b, EpilogueKind::kBias>(x, smem);
@@ -269,12 +167,13 @@ inline int most_tiles(const Model& m) {
   int most = 1;
   for (int l = 0; l < m.layers; ++l) most = std::max(most, tiles(m.batch, m.layer[l].buffers.out));
   for (int j = 0; j < m.layers; ++j) {
-    const int data = data_layer(m.layers, j), sgd = sgd_layer(m.layers, j);
-    const auto weights = [&](int l) {
-      return tiles(m.layer[l].buffers.out, m.layer[l].buffers.in);
-    };
-    most = std::max(most, (data >= 1 ? tiles(m.batch, m.layer[data].buffers.in) : 0) +
-                              (sgd < m.layers ? weights(sgd) : 0) + (data == 0 ? weights(0) : 0));
+    const BackwardPhase phase = backward_phase_of(m.layers, j);
+    int units = phase.data_layer >= 1 ? tiles(m.batch, m.layer[phase.data_layer].buffers.in) : 0;
+    for (int i = 0; i < phase.sgd_count; ++i) {
+      const LayerBuffers& y = m.layer[phase.sgd_layers[i]].buffers;
+      units += tiles(y.out, y.in);
+    }
+    most = std::max(most, units);
   }
   return most;
 }
