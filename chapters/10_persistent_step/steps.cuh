@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(kThreads)
       } else {
         multiply<kForward.a, kForward.b, EpilogueKind::kBias>(x, smem);
       }
-      grid_barrier(m.barrier);
+      grid_barrier(m.barrier);  // the layer's output, whole, before the next layer reads it
     }
     if (blockIdx.x == 0) {
       const uint8_t* const labels = m.train_labels;
@@ -100,16 +100,17 @@ __global__ void __launch_bounds__(kThreads)
           m.layer[m.layers - 1].buffers.grad);
       if (threadIdx.x == 0) m.step_losses[s] = sums.loss / rows;
     }
-    grid_barrier(m.barrier);
+    grid_barrier(m.barrier);  // the output layer's dZ, before the backward phases read it
     for (int j = 0; j < m.layers; ++j) {
       backward_phase(m, j, rows, batch_order, learning_rate, smem);
-      grid_barrier(m.barrier);
+      grid_barrier(m.barrier);  // dZ and the updated weights, before the next phase or step
     }
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) *m.step_index = first + steps;
 }
 
-// Why the persistent step does not take a model of `sizes` at `batch`, or empty: the rule above.
+// Why the persistent step does not take a model of `sizes` at `batch`, or empty: the rule in
+// schedule.cuh.
 inline std::string steps_refusal(const LayerSizes& sizes, int batch) {
   const std::string mine = "chapter 10_persistent_step's persistent step takes ";
   const int layers = static_cast<int>(sizes.size()) - 1;
