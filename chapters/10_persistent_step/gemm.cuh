@@ -7,10 +7,11 @@
 // past that is to stop launching: one kernel whose blocks stay resident for all the steps and wait
 // for each other on the GPU.
 //
-//   step-by-step (chapters 06-09)           persistent (this chapter)
-//   gather | fwd 0 | fwd 1 | ... | loss |   [ fwd 0 ][ fwd 1 ] ... [ loss ][ bwd 0 ] ... [ bwd L-1
-//   ] dX | dW+SGD | ... | bias SGD            each [ ] a phase of every block, each | a grid
-//   barrier each | a kernel boundary, per step      one launch for all the steps of a train() call
+//   step by step (chapters 06-09)           persistent (this chapter)
+//   per step, one kernel each:              one launch for all the steps of a train() call:
+//     gather, forward 0 .. L-1, loss,         step 1: fwd 0 | ... | fwd L-1 | loss | bwd 0 | ...
+//     backward data and weights per layer,    step 2: fwd 0 | ... (no launch in between)
+//     bias SGD: 3 L + 2 kernels or more       each | a grid barrier: 2 L + 1 a step
 //
 // The kernel (steps.cuh) runs, for each step, a phase per layer forward (bias and ReLU in the
 // epilogue, the first layer reading the batch straight from the images through the epoch's

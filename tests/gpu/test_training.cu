@@ -477,10 +477,10 @@ void test_newest_kernels(const Dataset& data, const ReachModel& model) {
 //   outside it (kReach, hidden 2048): the chapter's own launch is not kPersistent, and forcing
 //     it is refused with the rule's line. test_newest_kernels shows chapter 09's kernels training
 //     models outside the rule (kSwapAbReach).
-// Measured on the CPU (2026-11-24): the float64 and mirrored references differ by at most 1.4e-4
-// over 20 steps at batch 32, 784-128-128-128-10, and 2.0e-5 over 6 steps at batch 256,
-// 784-1024-1024-10; the lr x 1.1 control is 3.2e-3 and 1.5e-2 away by then (at batch 32 it is
-// still 7.3e-4 at step 6, within the tolerance: hence 20 steps there).
+// Measured on the CPU (2026-11-23, docs/results/ch10/reference_gaps.txt): the float64 and mirrored
+// references differ by at most 1.4e-4 over 20 steps at batch 32, 784-128-128-128-10, and 2.0e-5
+// over 6 steps at batch 256, 784-1024-1024-10; the lr x 1.1 control is 3.2e-3 and 1.5e-2 away by
+// then (at batch 32 it is still 7.3e-4 at step 6, within the tolerance: hence 20 steps there).
 struct PersistentCase {
   int batch;
   LayerSizes sizes;
