@@ -3,9 +3,10 @@
 # test fails for each: a test that still passes with the bug in is a test to strengthen. Works on
 # copies of the tree with builds of their own; the checkout is never touched. GPU needed.
 #   tools/mutate.sh [NAME...]        default: every mutant; exits 1 if any was missed
-# MUTATE_JOBS lanes (default 4), each with its own copy and build, take the mutants whose test is
-# not a training test at once. The training tests run afterwards, one at a time: each checks that
-# the free device memory does not move during its steps, which another process would move.
+# MUTATE_JOBS lanes (default 4), each with its own copy and build, build every mutant's test and
+# run those of the GEMM and CPU tests at once. The training tests and the compute-sanitizer runs
+# come afterwards, one at a time: a training test checks that the free device memory does not move
+# during its steps, which another process would move, and a sanitizer run is slow enough alone.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=${MUTATE_DIR:-$(mktemp -d)}
@@ -14,6 +15,7 @@ seed=7  # the tests' random inputs, fixed so that a report can be replayed
 # A mutant that makes a kernel wait forever (a barrier that never completes) must not stall the
 # run: the test is stopped after as long as Meson gives the GEMM test, and counts as failing.
 test_timeout=300
+tool_timeout=560  # a whole GEMM test under compute-sanitizer, alone on the GPU
 meson_cmd=(meson)
 command -v meson >/dev/null || meson_cmd=(python3 -m mesonbuild.mesonmain)
 trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; echo "${s%"${s##*[![:space:]]}"}"; }
@@ -28,11 +30,13 @@ make_lane() {
     { echo "error: meson setup failed:"; tail -n 5 "$dir/setup.txt"; return 1; }
 }
 
-# run_mutant LANE NAME TARGET FILE OLD NEW: applies the bug in the lane's copy, builds and runs
-# the test, writes one line to $work/NAME.result ("caught ...", "MISSED ..." or "error: ..."),
-# and restores the file.
-run_mutant() {
+# build_mutant LANE NAME TARGET FILE OLD NEW: applies the bug in the lane's copy, builds the test
+# and keeps its binary as $work/NAME.bin (the build is static: the copy runs on its own), and
+# restores the file. Where the bug no longer applies or does not compile, writes the result line
+# to $work/NAME.result instead and returns 1.
+build_mutant() {
   local dir=$work/lane$1 name=$2 target=$3 file=$4 old=$5 new=$6 result=$work/$2.result
+  local program=${target#*:} built=0
   cp "$dir/src/$file" "$dir/original"
   if ! python3 - "$dir/src/$file" "$old" "$new" <<'PY'; then
 import sys
@@ -44,38 +48,48 @@ if text.count(old) != 1:
 open(path, "w").write(text.replace(old, new))
 PY
     echo "error: mutant $name no longer applies" >"$result"
-    return
-  fi
-  # TOOL:TARGET runs the test under compute-sanitizer's TOOL, in the GEMM test's sanitize mode.
-  local tool="" program=$target
-  if [[ $target == *:* ]]; then tool=${target%%:*} program=${target#*:}; fi
-  if ! ninja -C "$dir/build" "tests/$program" >"$work/$name.build.txt" 2>&1; then
+  elif ! ninja -C "$dir/build" "tests/$program" >"$work/$name.build.txt" 2>&1; then
     echo "caught  $name: does not compile" >"$result"
   else
-    local args runner=()
-    case $program in
-      test_training_*) args=("$root/data/mnist") ;;  # trains on MNIST: tools/device_run.sh fetches it
-      test_mlp_kernels) args=("$seed") ;;
-      *) args=("$seed" small) ;;
-    esac
-    if [ -n "$tool" ]; then
-      runner=(compute-sanitizer --tool "$tool" --error-exitcode 1)
-      args=("$seed" sanitize)
-    fi
-    timeout "$test_timeout" "${runner[@]}" "$dir/build/tests/$program" "${args[@]}" \
-      >"$work/$name.txt" 2>&1
-    local status=$?
-    if [ $status -eq 124 ]; then
-      echo "caught  $name: $target did not finish in ${test_timeout} s" >"$result"
-    elif [ $status -eq 77 ]; then
-      echo "error: $target skipped (no GPU): mutants need one" >"$result"
-    elif [ $status -eq 0 ]; then
-      echo "MISSED  $name: $target passes ($(tail -n 1 "$work/$name.txt"))" >"$result"
-    else
-      echo "caught  $name: $(grep -m 1 -E 'FAIL|error' "$work/$name.txt" | cut -c 1-150)" >"$result"
-    fi
+    cp "$dir/build/tests/$program" "$work/$name.bin"
+    built=1
   fi
   cp "$dir/original" "$dir/src/$file"
+  [ $built -eq 1 ] || { cat "$result"; return 1; }
+}
+
+# run_built NAME TARGET: runs the mutant's test binary (TOOL:TARGET under compute-sanitizer's TOOL,
+# in the GEMM test's sanitize mode) and writes one line to $work/NAME.result: "caught ...",
+# "MISSED ..." or "error: ...".
+run_built() {
+  local name=$1 target=$2 result=$work/$1.result
+  local tool="" program=$target timeout=$test_timeout args runner=()
+  if [[ $target == *:* ]]; then tool=${target%%:*} program=${target#*:}; fi
+  case $program in
+    test_training_*) args=("$root/data/mnist") ;;  # trains on MNIST: tools/device_run.sh fetches it
+    test_mlp_kernels) args=("$seed") ;;
+    *) args=("$seed" small) ;;
+  esac
+  if [ -n "$tool" ]; then
+    runner=(compute-sanitizer --tool "$tool" --error-exitcode 1)
+    args=("$seed" sanitize)
+    timeout=$tool_timeout
+  fi
+  timeout "$timeout" "${runner[@]}" "$work/$name.bin" "${args[@]}" >"$work/$name.txt" 2>&1
+  local status=$?
+  if [ $status -eq 124 ] && [ -z "$tool" ]; then
+    echo "caught  $name: $target did not finish in $timeout s" >"$result"
+  elif [ $status -eq 124 ]; then  # slower than its timeout: says nothing about the bug
+    echo "error: $name: $target did not finish in $timeout s under $tool" >"$result"
+  elif [ $status -eq 77 ]; then
+    echo "error: $target skipped (no GPU): mutants need one" >"$result"
+  elif [ $status -eq 0 ]; then
+    echo "MISSED  $name: $target passes ($(tail -n 1 "$work/$name.txt"))" >"$result"
+  else
+    echo "caught  $name: $(grep -m 1 -E 'FAIL|error' "$work/$name.txt" | cut -c 1-150)" >"$result"
+  fi
+  rm -f "$work/$name.bin"
+  cat "$result"  # as it comes, so that a run cut short still shows what it had
 }
 
 # The chosen mutants, in file order, each as one '|'-separated record; training tests apart.
@@ -90,32 +104,40 @@ while IFS='|' read -r name target file old new; do
   names+=("$name")
   record="$name|$target|$(trim "$file")|$old|$new"
   case $target in
-    test_training_*) serial+=("$record") ;;
+    test_training_* | *:*) serial+=("$record") ;;
     *) parallel+=("$record") ;;
   esac
 done <"$root/tools/mutants.txt"
 [ ${#names[@]} -gt 0 ] || { echo "error: no mutant of that name"; exit 1; }
 
-# run_list LANE RECORD...: the lane's mutants one after another.
-run_list() {
-  local lane=$1 record
-  shift
+# Every lane builds its share of the mutants; it runs its share of the parallel ones at once, and
+# the serial ones (training tests, compute-sanitizer runs) one at a time after all builds are done.
+# build_list LANE RUN RECORD...: the lane's mutants one after another, each run where RUN is 1.
+build_list() {
+  local lane=$1 run=$2 record
+  shift 2
   for record in "$@"; do
     IFS='|' read -r name target file old new <<<"$record"
-    run_mutant "$lane" "$name" "$target" "$file" "$old" "$new"
+    build_mutant "$lane" "$name" "$target" "$file" "$old" "$new" &&
+      { [ "$run" -eq 0 ] || run_built "$name" "$target"; }
   done
 }
 
-used=$((${#parallel[@]} < lanes ? ${#parallel[@]} : lanes))
-[ $used -gt 0 ] || used=1
+all=$((${#parallel[@]} + ${#serial[@]}))
+used=$((all < lanes ? all : lanes))
 for ((lane = 0; lane < used; ++lane)); do make_lane $lane || exit 1; done
 for ((lane = 0; lane < used; ++lane)); do
   mine=()
   for ((i = lane; i < ${#parallel[@]}; i += used)); do mine+=("${parallel[i]}"); done
-  [ ${#mine[@]} -gt 0 ] && run_list $lane "${mine[@]}" &
+  theirs=()
+  for ((i = lane; i < ${#serial[@]}; i += used)); do theirs+=("${serial[i]}"); done
+  { build_list $lane 1 "${mine[@]}"; build_list $lane 0 "${theirs[@]}"; } &
 done
 wait
-[ ${#serial[@]} -gt 0 ] && run_list 0 "${serial[@]}"
+for record in "${serial[@]}"; do
+  IFS='|' read -r name target _ <<<"$record"
+  [ -f "$work/$name.bin" ] && run_built "$name" "$target"
+done
 
 caught=0
 missed=0
