@@ -59,7 +59,7 @@ PY
 }
 
 # run_built NAME TARGET: runs the mutant's test binary (TOOL:TARGET under compute-sanitizer's TOOL,
-# in the GEMM test's sanitize mode) and writes one line to $work/NAME.result: "caught ...",
+# in the GEMM test's sanitize mode; fences:TARGET through tests/check_fences.py) and writes one line to $work/NAME.result: "caught ...",
 # "MISSED ..." or "error: ...".
 run_built() {
   local name=$1 target=$2 result=$work/$1.result
@@ -70,7 +70,10 @@ run_built() {
     test_mlp_kernels) args=("$seed") ;;
     *) args=("$seed" small) ;;
   esac
-  if [ -n "$tool" ]; then
+  if [ "$tool" = fences ]; then  # the machine code read for a fence before each atomic add
+    runner=(python3 "$root/tests/check_fences.py")
+    args=()
+  elif [ -n "$tool" ]; then
     runner=(compute-sanitizer --tool "$tool" --error-exitcode 1)
     args=("$seed" sanitize)
     timeout=$tool_timeout

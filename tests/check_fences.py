@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Every global atomic add in a binary's machine code comes right after a GPU-scope fence.
+
+    check_fences.py BINARY [--kernel NAME]...
+
+Chapter 09's split-K blocks and chapter 10's grid barrier publish their stores through an atomic
+add: a block stores, fences (__threadfence), then counts itself in. Without the fence another SM
+may see the count before the stores; on the H100 that race is too narrow for any run of the GEMM
+or training tests to show (tools/mutants.txt: 09_no_fence_before_arrival and
+10_no_release_fence_in_barrier passed both on 2026-11-23). The machine code shows it every time:
+__threadfence() compiles to MEMBAR.SC.GPU (then ERRBAR, CGAERRBAR, CCTL.IVALL), and the fence
+must be the last memory or synchronising instruction before each ATOMG...ADD or RED...ADD.
+
+--kernel NAME: a function whose name contains NAME must have at least one such atomic add, so the
+check cannot pass by finding none. Exit 77 (SKIP) without cuobjdump or without sm_90a machine
+code in the binary (a portable build carries PTX only); 1 with one line per atomic add unfenced.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+ATOMIC_ADD = re.compile(r"\b(ATOMG|RED|REDG)\.[A-Z0-9.]*\bADD\b")
+GPU_FENCE = re.compile(r"\bMEMBAR\.[A-Z.]*GPU\b")
+# The tail of a fence's own instruction sequence, and arithmetic: skipped when looking back.
+FENCE_TAIL = re.compile(r"^(ERRBAR|CGAERRBAR|CCTL\.IVALL|NOP)\b")
+# What must not come between the fence and the atomic: memory, barriers, branches.
+MEMORY_OR_SYNC = re.compile(
+    r"^(LD|ST|ATOM|RED|BAR|MEMBAR|FENCE|SYNCS|UTMA|UBLKCP|BRA|BSSY|BSYNC|WARPSYNC|CALL|RET|EXIT)")
+INSTRUCTION = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]\s+)?([A-Z][^;]*);")
+
+
+def find_cuobjdump():
+    found = shutil.which("cuobjdump")
+    for home in (os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if not found and home and os.access(os.path.join(home, "bin", "cuobjdump"), os.X_OK):
+            found = os.path.join(home, "bin", "cuobjdump")
+    return found
+
+
+def functions(sass):
+    """(name, [instruction text]) for every function of the dump."""
+    name, body = None, []
+    for line in sass.splitlines():
+        header = re.match(r"\s*Function : (\S+)", line)
+        if header:
+            if name:
+                yield name, body
+            name, body = header.group(1), []
+        elif name:
+            match = INSTRUCTION.search(line)
+            if match:
+                body.append(match.group(1).strip())
+    if name:
+        yield name, body
+
+
+def unfenced(body):
+    """Indices of the atomic adds not preceded by a GPU-scope fence."""
+    bad = []
+    for i, text in enumerate(body):
+        if not ATOMIC_ADD.match(text):
+            continue
+        j = i - 1
+        while j >= 0 and (FENCE_TAIL.match(body[j]) or not MEMORY_OR_SYNC.match(body[j])):
+            j -= 1
+        if j < 0 or not GPU_FENCE.match(body[j]):
+            bad.append(i)
+    return bad
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("binary")
+    parser.add_argument("--kernel", action="append", default=[])
+    args = parser.parse_args()
+    cuobjdump = find_cuobjdump()
+    if not cuobjdump:
+        print("SKIP: no cuobjdump (the CUDA toolkit's bin/) to read the machine code with")
+        return 77
+    dump = subprocess.run([cuobjdump, "-sass", args.binary], capture_output=True, text=True)
+    if dump.returncode != 0:
+        print(f"error: cuobjdump -sass {args.binary}: {dump.stderr.strip()}")
+        return 1
+    if "arch = sm_90a" not in dump.stdout:
+        print(f"SKIP: {args.binary} has no sm_90a machine code (a portable build carries PTX)")
+        return 77
+    failures, checked, seen = 0, 0, {kernel: 0 for kernel in args.kernel}
+    for name, body in functions(dump.stdout):
+        adds = sum(1 for text in body if ATOMIC_ADD.match(text))
+        for kernel in seen:
+            if kernel in name:
+                seen[kernel] += adds
+        for i in unfenced(body):
+            print(f"FAIL {name}: instruction {i}, {body[i]}, has no MEMBAR ... GPU before it")
+            failures += 1
+        checked += adds
+    for kernel, adds in seen.items():
+        if adds == 0:
+            print(f"FAIL no function named like {kernel} has a global atomic add to check")
+            failures += 1
+    print(f"fences {os.path.basename(args.binary)}: {checked} atomic adds, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
