@@ -2,7 +2,7 @@
 # compute-sanitizer on every chapter's GEMM test, its small shapes only: memcheck (out-of-bounds
 # and misaligned accesses, errors of CUDA calls), racecheck (shared-memory races, e.g. a missing
 # barrier), initcheck (reads of device memory nothing wrote) and synccheck (barriers some threads
-# of a block never reach); then memcheck on a few training steps of every chapter's trainer,
+# of a block never reach); then the same four on a few training steps of every chapter's trainer,
 # launched the chapter's way (a CUDA graph from chapter 06 on), with the MNIST files in data/mnist.
 # Needs a GPU and a build with the chapters in it.
 #   tools/sanitize.sh [BUILD_DIR] [LOG_DIR]     defaults: build, BUILD_DIR/sanitizer
@@ -46,11 +46,14 @@ for test in "$build"/tests/test_gemm_*; do
     sanitize "$tool" "${tool}_$chapter" "$test" "$seed" sanitize
   done
 done
+# Every tool on the trainers too: chapter 10's kernel, which runs the whole step, runs only there.
 for trainer in "$build"/chapters/train_*; do
   [ -f "$trainer" ] && [ -x "$trainer" ] || continue
   chapter=${trainer##*/train_}
-  sanitize memcheck "memcheck_train_$chapter" "$trainer" --hidden 64 --batch 96 --epochs 1 \
-    --max-steps 3 --out-dir "$logs/train_$chapter"
+  for tool in memcheck racecheck initcheck synccheck; do
+    sanitize "$tool" "${tool}_train_$chapter" "$trainer" --hidden 64 --batch 96 --epochs 1 \
+      --max-steps 3 --out-dir "$logs/${tool}_train_$chapter"
+  done
 done
 wait
 passed=0
