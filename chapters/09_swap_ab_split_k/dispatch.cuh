@@ -34,32 +34,35 @@ inline int batch_tile_for(int m) {
   return kMaxBatch;
 }
 
-// Where the batch tile of 256 takes this kernel: N (C^T's rows, the weight side) at least this.
-// Chapter 08's time over this kernel's (above 1: this kernel is faster), CUDA-graph medians on the
-// H100 for the forward and backward-data products at batch 256, one run each on 2026-11-23
-// (docs/results/gemm_08_warp_specialized.csv, docs/results/ch09/gemm_09_swap_ab_split_k.csv):
-// 1.77-2.20 at N = 8192, 0.62-0.71 at N = 1024. N = 2048 and 4096 were never measured against
-// chapter 08, so they keep chapter 08's path.
-constexpr int kMinNAtBatchTile256 = 8192;
+// Where the batch tile of 256 takes this kernel: weights of N x K (C^T's rows times K) at least
+// this many. Its block of 64 or 128 weight rows x 256 batch columns leaves few tiles, so it pays
+// only where the weights are big enough to fill the GPU. Chapter 08's path's time over this
+// kernel's at batch 256 (above 1: this kernel is faster), medians of two alternating runs on the
+// H100, 2026-11-23 (docs/results/session10/tile256_ratios.txt): 0.49-0.83 up to 1024 x 1024,
+// 0.88 at 2048 x 784, 1.20-1.22 at 2048 x 2048, 1.49-1.61 at 4096 x 784 and 4096 x 4096 (and
+// 2.2 at 8192 x 8192, docs/results/session10/run_log_bench.txt). The bound lies between the
+// largest that lost (1.6 M) and the smallest that won (3.2 M).
+constexpr int64_t kMinWeightsAtBatchTile256 = int64_t(1) << 21;
 
 // (1) A is not transposed: the forward and backward-data products, whose M is the batch; (2) M
-// fits one batch tile; (3) at the batch tile of 256, N is at least kMinNAtBatchTile256; (4) TMA
-// can read both operands (16-byte aligned, every stored row a multiple of 8 halves). M itself may
-// be anything from 1 to 256: rows of the batch tile past M are TMA's zeros, and the epilogue skips
-// them. The GPU is an H100 with sm_90a code: gemm() runs the chapter nowhere else (kNeedsSm90a,
-// common/gpu_requirements.hpp).
+// fits one batch tile; (3) at the batch tile of 256, N x K is at least kMinWeightsAtBatchTile256;
+// (4) TMA can read both operands (16-byte aligned, every stored row a multiple of 8 halves). M
+// itself may be anything from 1 to 256: rows of the batch tile past M are TMA's zeros, and the
+// epilogue skips them. The GPU is an H100 with sm_90a code: gemm() runs the chapter nowhere else
+// (kNeedsSm90a, common/gpu_requirements.hpp).
 //
 // The output layer's forward product, N = 10 (one tile of 64 or 128 rows, 10 of them weights, the
 // rest zeros), comes here at the batch tiles of 32 to 128: at batch 32 chapter 08's path took
-// 1.33-1.35 times this kernel's time (CUDA-graph medians at hidden 1024 and 8192, the CSVs above).
-// At the batch tile of 256, (3) leaves it to chapter 08's path, which took 0.36-0.40 of this
-// kernel's time there (hidden 1024 and 8192). The batch tiles of 64 and 128 were never timed on
-// N = 10. The output layer's other products never come here: backward-data has K = 10 (rows of 20
-// bytes), the weight gradient A transposed.
+// 1.33-1.35 times this kernel's time (CUDA-graph medians at hidden 1024 and 8192,
+// docs/results/gemm_08_warp_specialized.csv against docs/results/ch09/gemm_09_swap_ab_split_k.csv).
+// At the batch tile of 256, (3) leaves it to chapter 08's path, which took 0.33-0.73 of this
+// kernel's time there (every hidden width, docs/results/session10/tile256_ratios.txt). The batch
+// tiles of 64 and 128 were never timed on N = 10. The output layer's other products never come
+// here: backward-data has K = 10 (rows of 20 bytes), the weight gradient A transposed.
 template <Op kOpA, Op kOpB>
 bool swap_ab_takes(const GemmProblem& p) {
   return kOpA == Op::N && p.m <= kMaxBatch &&
-         (batch_tile_for(p.m) < kMaxBatch || p.n >= kMinNAtBatchTile256) &&
+         (batch_tile_for(p.m) < kMaxBatch || int64_t(p.n) * p.k >= kMinWeightsAtBatchTile256) &&
          smem_tiling::vectorizable(p.a, p.k) &&
          smem_tiling::vectorizable(p.b, kOpB == Op::N ? p.n : p.k);
 }

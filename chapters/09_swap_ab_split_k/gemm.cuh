@@ -46,8 +46,8 @@
 // 8 stages keep up to 84 KB of weights in flight per block.
 //
 // When: swap_ab_takes() in dispatch.cuh (A not transposed, M <= 256 and, at the batch tile of 256,
-// N >= 8192; both operands readable by TMA). Every other product goes to chapter 08's launch_gemm,
-// included here.
+// weights of N x K >= 2^21; both operands readable by TMA). Every other product goes to chapter
+// 08's launch_gemm, included here.
 //
 // Edges. TMA writes zeros past every edge of the operands: the rows of the batch tile past M,
 // the rows of the tile past N, the K tail. The epilogue skips what lies outside C.

@@ -14,11 +14,13 @@
 namespace mnist::persistent_step {
 
 // The rule: the models and batches the persistent step takes (steps_refusal in steps.cuh); the
-// trainer runs every other one a step at a time on chapter 09's kernels. Up to hidden 1024 and
-// batch 256 a step is mostly launches and their gaps (docs/10_persistent_step.md); where the
-// persistent step stops paying is still to be measured on a GPU, and these limits moved there.
+// trainer runs every other one a step at a time on chapter 09's kernels. The width is where the
+// persistent step stops paying, measured on the H100 (2026-11-23, 784-h-h-h-10,
+// docs/results/session10/comparison/comparison.csv): at hidden 512 it took 0.86 (batch 32) and 0.78
+// (batch 256) of chapter 09's step time, at hidden 1024 1.27 and 0.99: its 32 x 32 tiles on
+// mma.sync lose to chapter 09's wgmma once the products outweigh the launches they save.
 constexpr int kMaxLayers = 8;  // the kernel's parameter holds this many
-constexpr int kMaxWidth = 1024;
+constexpr int kMaxWidth = 512;
 constexpr int kMaxBatch = 256;
 
 // A layer as the kernel reads it: the trainer's buffers and whether their rows allow 16-byte

@@ -85,21 +85,21 @@ struct Shape {
 // a multiple of 64. Chapter 09's batch tiles: M of 1..32 (tile 32), 40 (64), 100 and 96 (128;
 // 96 is the last batch of an epoch at batch 256), 130 to 256 (256), with N past a multiple of
 // 64 (784, 1000) and the trainer's widths at batch 32 (32 x 2048 x 2048, K split in 7). The batch
-// tile of 256 takes only N >= 8192 (chapters/09_swap_ab_split_k/dispatch.cuh), so it has shapes
-// of its own: 250 x 8192 x 264 (64 tiles of 128 rows, K split in 2: the one N of 8192 or more
-// whose partial tiles the 16 MiB workspace holds twice) and 130 x 8200 x 72 (a last tile of 8
-// rows, K whole); 256 x 1024 x 1024, 250 x 1000 x 784, 200 x 136 x 64 and 250 x 10 x 128 (the
+// tile of 256 takes only weights of N x K >= 2^21 (chapters/09_swap_ab_split_k/dispatch.cuh), so
+// it has shapes of its own: 250 x 8192 x 264 (64 tiles of 128 rows, K split in 2: weights past
+// 2^21 whose partial tiles the 16 MiB workspace holds twice) and 130 x 8200 x 264 (a last tile of
+// 8 rows); 256 x 1024 x 1024, 250 x 1000 x 784, 200 x 136 x 64 and 250 x 10 x 128 (the
 // last two small enough for the mutants' runs) must stay on chapter 08's path, while N = 10 at
 // M = 1 and 32 (the output layer's forward product, 1 x 10 x 784 and 32 x 10 x 1024) comes to
 // chapter 09's kernel.
 const Shape kShapes[] = {
-    {1, 1, 1},       {1, 1, 8},        {1, 10, 784},      {2, 3, 5},        {7, 13, 17},
-    {17, 31, 29},    {31, 1, 64},      {3, 257, 10},      {100, 100, 10},   {10, 1024, 32},
-    {32, 10, 1024},  {32, 1024, 784},  {1024, 784, 32},   {33, 65, 129},    {127, 129, 131},
-    {1, 4096, 3},    {513, 257, 1000}, {256, 1024, 1024}, {10, 128, 250},   {250, 10, 128},
-    {32, 784, 8192}, {3, 200, 4099},   {32, 1024, 1000},  {40, 64, 1024},   {1032, 4104, 264},
-    {100, 784, 512}, {96, 2048, 1024}, {250, 1000, 784},  {32, 2048, 2048}, {250, 8192, 264},
-    {130, 8200, 72}, {200, 136, 64},
+    {1, 1, 1},        {1, 1, 8},        {1, 10, 784},      {2, 3, 5},        {7, 13, 17},
+    {17, 31, 29},     {31, 1, 64},      {3, 257, 10},      {100, 100, 10},   {10, 1024, 32},
+    {32, 10, 1024},   {32, 1024, 784},  {1024, 784, 32},   {33, 65, 129},    {127, 129, 131},
+    {1, 4096, 3},     {513, 257, 1000}, {256, 1024, 1024}, {10, 128, 250},   {250, 10, 128},
+    {32, 784, 8192},  {3, 200, 4099},   {32, 1024, 1000},  {40, 64, 1024},   {1032, 4104, 264},
+    {100, 784, 512},  {96, 2048, 1024}, {250, 1000, 784},  {32, 2048, 2048}, {250, 8192, 264},
+    {130, 8200, 264}, {200, 136, 64},
 };
 constexpr double kSmallWork = 1 << 22;  // multiply-adds of the shapes the sanitizer runs
 bool is_small(const Shape& s) {
@@ -548,12 +548,15 @@ std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const Di
                                 const Device& device) {
   const SplitK split = split_k(f, device);
   if (chapter.whole_k) {
-    // swap_ab_takes(): A not transposed, M <= 256, N of 8192 or more at the batch tile of 256
-    // (M > 128; any N, the output layer's 10 included, at the smaller ones), and aligned operands;
-    // chapter 08's rule for everything else. (An H100 with sm_90a code, as for chapters 07 and 08.)
-    constexpr int kMaxBatch = 256, kMinNAtBatchTile256 = 8192;
+    // swap_ab_takes(): A not transposed, M <= 256, weights of N x K >= 2^21 at the batch tile of
+    // 256 (M > 128; any N, the output layer's 10 included, at the smaller ones), and aligned
+    // operands; chapter 08's rule for everything else. (An H100 with sm_90a code, as for chapters
+    // 07 and 08.)
+    constexpr int kMaxBatch = 256;
+    constexpr double kMinWeightsAtBatchTile256 = 1 << 21;
     const bool batch_tile_256 = f.shape.m > 128;  // the smaller batch tiles: 32, 64, 128
-    const bool n_taken = !batch_tile_256 || f.shape.n >= kMinNAtBatchTile256;
+    const bool n_taken =
+        !batch_tile_256 || double(f.shape.n) * f.shape.k >= kMinWeightsAtBatchTile256;
     if (!(f.op_a == Op::N && f.shape.m <= kMaxBatch && n_taken && f.operands_aligned)) {
       return allowed_paths(testing::kChapter08, f, device);
     }
@@ -777,16 +780,17 @@ void check_misaligned(float* workspace, SplitMix64& rng, Launches& launches, boo
 // Without workspace, so that no chapter splits K and chapters 07 and 08 run their own kernels.
 // Then chapter 09's shapes, batch 256 and 32 (batch tiles of 256 and 32, rings of 4 and 8
 // stages), without workspace (64 K tiles per block) and with it (K split, summed by the kernel:
-// exact integers show one partial tile added twice or left out). N is 8192 at batch 256, the
-// least N that chapter 09 takes there (its dispatch.cuh), and the one such N it splits.
+// exact integers show one partial tile added twice or left out). At batch 256, N x K is 512 x 4096
+// = 2^21, the least weights that chapter 09 takes there (its dispatch.cuh): a rule of > for >=
+// sends it to chapter 08's path.
 struct RingRace {
   Shape shape;
   bool workspace;
 };
 const RingRace kRingRaces[] = {{{2048, 2048, 4096}, false},
-                               {{256, 8192, 4096}, false},
+                               {{256, 512, 4096}, false},
                                {{32, 2048, 4096}, false},
-                               {{256, 8192, 4096}, true},
+                               {{256, 512, 4096}, true},
                                {{32, 2048, 4096}, true}};
 constexpr int kRingRaceTileK = 64;  // chapter 07's K tile
 constexpr int kRingRaceRuns = 5;    // per product
