@@ -17,7 +17,7 @@ namespace mnist::persistent_step {
 // trainer runs every other one a step at a time on chapter 09's kernels. The width is where the
 // persistent step stops paying, measured on the H100 (2026-11-23, 784-h-h-h-10,
 // docs/results/session10/comparison/comparison.csv): at hidden 512 it took 0.86 (batch 32) and 0.78
-// (batch 256) of chapter 09's step time, at hidden 1024 1.27 and 0.99: its 32 x 32 tiles on
+// (batch 256) of chapter 09's step time, at hidden 1024 1.27 and 1.00: its 32 x 32 tiles on
 // mma.sync lose to chapter 09's wgmma once the products outweigh the launches they save.
 constexpr int kMaxLayers = 8;  // the kernel's parameter holds this many
 constexpr int kMaxWidth = 512;
