@@ -3,7 +3,8 @@
 #   tools/plot.py             loss_curves.png, gemm_tflops.png, epilogue_versions.png
 #                             (docs/results/)
 #   tools/plot_comparison.py  comparison_time.png, comparison_speedup.png, comparison_loss.png,
-#                             comparison_table.md (docs/results/comparison/)
+#                             comparison_table.md (docs/results/comparison/), and the same
+#                             four in comparison_09_10/ (docs/results/comparison_09_10/)
 #   tools/draw_concepts.py    concept_01_naive.png ... concept_08_roles.png (the chapters'
 #                             headers)
 # Usage: tools/figures.sh [FIGURES_DIR]    (default: docs/figures)
@@ -29,4 +30,6 @@ fi
 
 "$python" tools/plot.py docs/results "$figures"
 "$python" tools/plot_comparison.py --results docs/results/comparison --figures "$figures"
+"$python" tools/plot_comparison.py --results docs/results/comparison_09_10 \
+  --figures "$figures/comparison_09_10"
 "$python" tools/draw_concepts.py "$figures"
