@@ -59,8 +59,8 @@ PY
 }
 
 # run_built NAME TARGET: runs the mutant's test binary (TOOL:TARGET under compute-sanitizer's TOOL,
-# in the GEMM test's sanitize mode; fences:TARGET through tests/check_fences.py) and writes one line to $work/NAME.result: "caught ...",
-# "MISSED ..." or "error: ...".
+# in the GEMM test's sanitize mode; fences:TARGET through tests/check_fences.py) and writes one
+# line to $work/NAME.result: "caught ...", "MISSED ..." or "error: ...".
 run_built() {
   local name=$1 target=$2 result=$work/$1.result
   local tool="" program=$target timeout=$test_timeout args runner=()
