@@ -412,16 +412,31 @@ const ReachModel kSwapAbReach[] = {{256, {784, 256, 8192, 10}, 2, true},
 // 784-256-8192-10 at batch 256: 1.2e-5 apart over steps 1-2, the control 8.0e-3 at step 2.
 constexpr double kReachTolerance = 1e-4;
 
-std::vector<double> reference_steps(const ModelParams& init, const Dataset& data,
-                                    const std::vector<int>& order, const ReachModel& model,
-                                    double learning_rate) {
-  ReferenceTrainer reference(init, Arithmetic::kMirrorGpu);
-  std::vector<double> losses;
-  for (int s = 0; s < model.steps; ++s) {
-    losses.push_back(
-        reference.train_step(data.train, &order[s * model.batch], model.batch, learning_rate));
+// The GPU's losses of the first steps at `batch` against the mirrored CPU reference's, within
+// `tolerance`; and, as a control, against a reference with a 10% larger learning rate, which must
+// not come within it. `what` names the kernel under test in the first check.
+void check_against_reference(const std::vector<float>& gpu, const ModelParams& init,
+                             const Dataset& data, const std::vector<int>& order, int batch,
+                             double tolerance, const std::string& what) {
+  const int steps = static_cast<int>(gpu.size());
+  ReferenceTrainer reference(init, Arithmetic::kMirrorGpu), control(init, Arithmetic::kMirrorGpu);
+  double gap = 0, control_gap = 0, first = 0, last = 0;
+  for (int s = 0; s < steps; ++s) {
+    const double want = reference.train_step(data.train, &order[s * batch], batch, kLearningRate);
+    const double other =
+        control.train_step(data.train, &order[s * batch], batch, 1.1 * kLearningRate);
+    const double d = std::fabs(gpu[s] - want);
+    gap = std::isnan(d) ? INFINITY : std::max(gap, d);
+    control_gap = std::max(control_gap, std::fabs(gpu[s] - other));
+    if (s == 0) first = want;
+    last = want;
   }
-  return losses;
+  std::printf(
+      "  %d steps: GPU %.6f -> %.6f, reference %.6f -> %.6f; largest gap %.2e (tolerance %.2e; "
+      "lr x 1.1 control %.2e)\n",
+      steps, gpu.front(), gpu.back(), first, last, gap, tolerance, control_gap);
+  CHECK_MSG(gap <= tolerance, what + " trains as the reference does");
+  CHECK_MSG(control_gap > tolerance, "the tolerance tells a 10% learning-rate change apart");
 }
 
 void test_newest_kernels(const Dataset& data, const ReachModel& model) {
@@ -449,22 +464,8 @@ void test_newest_kernels(const Dataset& data, const ReachModel& model) {
               std::string("a training step of this model runs ") + kernel);
   }
 
-  const std::vector<double> reference = reference_steps(init, data, order, model, kLearningRate);
-  const std::vector<double> control =
-      reference_steps(init, data, order, model, 1.1 * kLearningRate);
-  double gap = 0, control_gap = 0;
-  for (int s = 0; s < model.steps; ++s) {
-    const double d = std::fabs(gpu[s] - reference[s]);
-    gap = std::isnan(d) ? INFINITY : std::max(gap, d);
-    control_gap = std::max(control_gap, std::fabs(gpu[s] - control[s]));
-  }
-  std::printf(
-      "  %d steps: GPU %.6f -> %.6f, reference %.6f -> %.6f; largest gap %.2e (tolerance %.2e; "
-      "lr x 1.1 control %.2e)\n",
-      model.steps, gpu.front(), gpu.back(), reference.front(), reference.back(), gap,
-      kReachTolerance, control_gap);
-  CHECK_MSG(gap <= kReachTolerance, "the newest kernels train as the reference does");
-  CHECK_MSG(control_gap > kReachTolerance, "the tolerance tells a 10% learning-rate change apart");
+  check_against_reference(gpu, init, data, order, model.batch, kReachTolerance,
+                          "the newest kernels");
 }
 
 // Chapter 10 on: the kernel that trains many steps per launch, where the chapter's rule takes the
@@ -527,30 +528,8 @@ void test_persistent_step(const Dataset& data, const char* kernel) {
               std::string("a train() call is one launch of ") + kernel);
     CHECK_MSG(kernels_per_step == 1, "the trainer counts that one kernel");
 
-    std::vector<double> reference, control;
-    {
-      ReferenceTrainer ref(init, Arithmetic::kMirrorGpu), ctl(init, Arithmetic::kMirrorGpu);
-      for (int s = 0; s < c.steps; ++s) {
-        reference.push_back(
-            ref.train_step(data.train, &order[s * c.batch], c.batch, kLearningRate));
-        control.push_back(
-            ctl.train_step(data.train, &order[s * c.batch], c.batch, 1.1 * kLearningRate));
-      }
-    }
-    double gap = 0, control_gap = 0;
-    for (int s = 0; s < c.steps; ++s) {
-      const double d = std::fabs(gpu[s] - reference[s]);
-      gap = std::isnan(d) ? INFINITY : std::max(gap, d);
-      control_gap = std::max(control_gap, std::fabs(gpu[s] - control[s]));
-    }
-    std::printf(
-        "  %d steps: GPU %.6f -> %.6f, reference %.6f -> %.6f; largest gap %.2e (tolerance "
-        "%.2e; lr x 1.1 control %.2e)\n",
-        c.steps, gpu.front(), gpu.back(), reference.front(), reference.back(), gap,
-        kPersistentTolerance, control_gap);
-    CHECK_MSG(gap <= kPersistentTolerance, "the persistent step trains as the reference does");
-    CHECK_MSG(control_gap > kPersistentTolerance,
-              "the tolerance tells a 10% learning-rate change apart");
+    check_against_reference(gpu, init, data, order, c.batch, kPersistentTolerance,
+                            "the persistent step");
 
     Trainer again(init, data, c.batch, launch);
     again.set_order(order);
