@@ -24,9 +24,8 @@ import sys
 
 ATOMIC_ADD = re.compile(r"\b(ATOMG|RED|REDG)\.[A-Z0-9.]*\bADD\b")
 GPU_FENCE = re.compile(r"\bMEMBAR\.[A-Z.]*GPU\b")
-# The tail of a fence's own instruction sequence, and arithmetic: skipped when looking back.
-FENCE_TAIL = re.compile(r"^(ERRBAR|CGAERRBAR|CCTL\.IVALL|NOP)\b")
-# What must not come between the fence and the atomic: memory, barriers, branches.
+# What must not come between the fence and the atomic: memory, barriers, branches. Everything
+# else (arithmetic, and the fence's own ERRBAR, CGAERRBAR, CCTL.IVALL) is skipped looking back.
 MEMORY_OR_SYNC = re.compile(
     r"^(LD|ST|ATOM|RED|BAR|MEMBAR|FENCE|SYNCS|UTMA|UBLKCP|BRA|BSSY|BSYNC|WARPSYNC|CALL|RET|EXIT)")
 INSTRUCTION = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]\s+)?([A-Z][^;]*);")
@@ -64,7 +63,7 @@ def unfenced(body):
         if not ATOMIC_ADD.match(text):
             continue
         j = i - 1
-        while j >= 0 and (FENCE_TAIL.match(body[j]) or not MEMORY_OR_SYNC.match(body[j])):
+        while j >= 0 and not MEMORY_OR_SYNC.match(body[j]):
             j -= 1
         if j < 0 or not GPU_FENCE.match(body[j]):
             bad.append(i)
