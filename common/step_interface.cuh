@@ -26,10 +26,9 @@ struct LayerBuffers {
   __half* grad = nullptr;                     // fp16 dZ, the gradient at this layer's output
 };
 
-// Words of zeroed device memory each trainer keeps for a chapter's device-side synchronisation
-// (chapter 10's grid barrier): a launch may use them as it likes but must leave them as it found
-// them.
-constexpr int kStepSyncWords = 2;
+// Words of device memory, zero at first, that each trainer keeps for a chapter's device-side
+// synchronisation (chapter 10's grid barrier): each launch finds them as the one before left them.
+constexpr int kStepSyncWords = 1;
 
 // Everything a training step reads and writes, as the trainer lays it out: step s of the epoch
 // trains on the training images order[s * batch, ...), min(batch, train_count - s * batch) of

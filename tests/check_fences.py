@@ -22,7 +22,7 @@ import shutil
 import subprocess
 import sys
 
-ATOMIC_ADD = re.compile(r"\b(ATOMG|RED|REDG)\.[A-Z0-9.]*\bADD\b")
+ATOMIC_ADD = re.compile(r"\b(ATOMG|ATOM|RED|REDG)\.[A-Z0-9.]*\bADD\b")
 GPU_FENCE = re.compile(r"\bMEMBAR\.[A-Z.]*GPU\b")
 # What must not come between the fence and the atomic: memory, barriers, branches. Everything
 # else (arithmetic, and the fence's own ERRBAR, CGAERRBAR, CCTL.IVALL) is skipped looking back.

@@ -42,7 +42,7 @@ struct Model {
   int batch, train_count;
   float* logits;
   float* step_losses;
-  GridBarrier* barrier;
+  unsigned* barrier;  // grid_barrier's count
 };
 
 // Layer l's input X: the batch (the training images, gathered through the order) for layer 0,

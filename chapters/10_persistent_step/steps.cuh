@@ -27,11 +27,23 @@ __device__ void multiply(const Product& x, uint8_t* smem) {
   }
 }
 
-// bias -= learning_rate * (column sums of dZ) for layer l, a column per thread of the grid.
-__device__ inline void bias_sgd(const Model& m, int l, int rows, float learning_rate) {
-  const LayerBuffers& y = m.layer[l].buffers;
-  for (int col = blockIdx.x * kThreads + threadIdx.x; col < y.out; col += gridDim.x * kThreads) {
-    bias_sgd_column(y.grad, y.bias, y.out, col, rows, learning_rate);
+// bias -= learning_rate * (column sums of dZ) for the layers a backward phase updates, a column
+// per thread of the grid, the layers' columns one after the other. The tiles go to the blocks from
+// the first up, so the columns go to them from the last down: where a phase has fewer tiles than
+// blocks, the biases are summed beside the tiles instead of after them.
+__device__ inline void bias_sgd(const Model& m, const BackwardPhase& phase, int rows,
+                                float learning_rate) {
+  const int from_last = (gridDim.x - 1 - blockIdx.x) * kThreads + threadIdx.x;
+  int first = 0;  // the layer's first column in the count over both layers
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {  // unrolled, as the phase's products are
+    if (i < phase.sgd_count) {
+      const LayerBuffers& y = m.layer[phase.sgd_layers[i]].buffers;
+      for (int col = from_last - first; col < y.out; col += gridDim.x * kThreads) {
+        if (col >= 0) bias_sgd_column(y.grad, y.bias, y.out, col, rows, learning_rate);
+      }
+      first += y.out;
+    }
   }
 }
 
@@ -63,10 +75,7 @@ __device__ inline void backward_phase(const Model& m, int j, int rows, const int
       multiply_tile<kA, kB, EpilogueKind::kSgd>(dw[1], unit - dx_tiles - dw_tiles[0], smem);
     }
   }
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    if (i < phase.sgd_count) bias_sgd(m, phase.sgd_layers[i], rows, learning_rate);
-  }
+  bias_sgd(m, phase, rows, learning_rate);
 }
 
 // Steps *step_index, ..., *step_index + steps - 1 of the epoch. Per step, each phase ends at a grid
@@ -155,7 +164,7 @@ inline Model model_of(const StepBuffers& b) {
   m.train_count = b.train_count;
   m.logits = b.logits;
   m.step_losses = b.step_losses;
-  m.barrier = reinterpret_cast<GridBarrier*>(b.sync);
+  m.barrier = b.sync;
   return m;
 }
 

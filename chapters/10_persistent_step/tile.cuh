@@ -16,8 +16,11 @@
 //   then:  partial[warp][element][lane] in shared memory; thread (w, lane) adds up its mma tile
 //          w's 4 elements over the 8 warps and finishes them through the epilogue (finish_pair)
 //
-// Two stages of cp.async copies (chapter 04's scheme) keep the next K tile in flight while the
-// warps multiply this one; the partial tiles then reuse the ring's shared memory.
+// Four stages of cp.async copies (chapter 04's scheme) keep the next three K tiles in flight while
+// the warps multiply this one; the partial tiles then reuse the ring's shared memory. Only the
+// first layer's products have more than one K tile (784 inputs, 7 tiles), and there each tile
+// waits for its copies: with two stages the wait comes 7 times, with four it mostly comes once.
+// On the H100 four stages took 3-7% off a step, eight no more (docs/10_persistent_step.md).
 //
 // Gathered rows. The first layer's input is the batch, rows order[s * batch + r] of the training
 // images: instead of copying them into a batch buffer first (another phase, another grid barrier),
@@ -46,7 +49,7 @@ constexpr int kThreads = kWarps * 32;
 constexpr int kTileM = 32;                                  // rows of C per block tile
 constexpr int kTileN = 32;                                  // columns of C per block tile
 constexpr int kTileK = kWarps * kMmaK;                      // 128: 16 of K for each warp
-constexpr int kStages = 2;                                  // K tiles in the ring
+constexpr int kStages = 4;                                  // K tiles in the ring
 constexpr int kMmaTilesM = kTileM / kMmaM;                  // 2
 constexpr int kMmaTilesN = kTileN / kMmaN;                  // 4
 constexpr int kAccumulators = kMmaTilesM * kMmaTilesN * 4;  // 32 per thread
