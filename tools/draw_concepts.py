@@ -79,6 +79,9 @@ CONSTANTS = {
     "producer_registers": ("chapters/08_warp_specialized/gemm.cuh", "kProducerRegisters"),
     "consumer_registers": ("chapters/08_warp_specialized/gemm.cuh", "kConsumerRegisters"),
     "group_tile_rows": ("chapters/08_warp_specialized/gemm.cuh", "kGroupTileRows"),
+    # chapters/10_persistent_step/tile.cuh
+    "ch10_tile_m": ("chapters/10_persistent_step/tile.cuh", "kTileM"),
+    "ch10_tile_n": ("chapters/10_persistent_step/tile.cuh", "kTileN"),
 }
 # The epilogue kinds and their one-line descriptions: the enum's comments.
 EPILOGUE_HEADER = "common/gemm_interface.cuh"
@@ -1103,6 +1106,137 @@ def concept_08(k, sms, figures):
     canvas.save(figures, "concept_08_roles.png")
 
 
+# The measurements concept_10 draws to scale: the files and the rows it reads.
+CH10_PHASES = "docs/results/session11/chapter10_sync/phases_side_by_side.csv"
+CH10_SYNC = "docs/results/session11/chapter10_sync/sync_costs.csv"
+CH09_STEPS = "docs/results/comparison_09_10/steps_last_epoch.csv"
+CH10_MODEL, CH10_BATCH, CH10_BLOCKS = "784-128-128-128-10", 32, 116
+
+
+def read_rows(path, **where):
+    """The rows of the CSV at `path` whose columns equal `where`'s values (as text)."""
+    import csv
+
+    full = os.path.join(ROOT, path)
+    if not os.path.exists(full):
+        error(f"{path} is missing")
+    with open(full, newline="") as f:
+        rows = [r for r in csv.DictReader(f)
+                if all(r.get(key) == str(value) for key, value in where.items())]
+    if not rows:
+        error(f"{path} has no row with {where}")
+    return rows
+
+
+def concept_10(k, figures):
+    """One step of chapter 09's CUDA graph against one of chapter 10's persistent kernel, on one
+    time axis, from the measurements: the step times, the graph node and the grid barrier from
+    bench/sync_costs, the phases read with clock64 (784-128-128-128-10 at batch 32)."""
+    tile_m, tile_n = k["ch10_tile_m"], k["ch10_tile_n"]
+    hidden = [int(w) for w in CH10_MODEL.split("-")]
+    ch09 = read_rows(CH09_STEPS, chapter="09_swap_ab_split_k", layers=CH10_MODEL,
+                     batch=CH10_BATCH)[0]
+    ch09_us, kernels = 1000 * float(ch09["ms_per_step"]), int(ch09["kernels_per_step"])
+    node_us = float(read_rows(CH10_SYNC, what="graph")[0]["us_each"])
+    barrier_us = float(read_rows(CH10_SYNC, what="barrier", scheme="release_acquire",
+                                 blocks=CH10_BLOCKS)[0]["us_each"])
+    phase_rows = read_rows(CH10_PHASES, batch=CH10_BATCH, hidden=hidden[1])
+    phases = [(r["phase"], float(r["after_us"])) for r in phase_rows if r["phase"] != "step"]
+    ch10_us = sum(us for _, us in phases)
+
+    def tiles(rows, cols):
+        return -(-rows // tile_m) * -(-cols // tile_n)
+
+    layers = len(hidden) - 1
+    busy = [tiles(CH10_BATCH, hidden[l + 1]) for l in range(layers)] + [1]  # forward, loss
+    for j in range(layers):  # backward phase j: dX of layer L-1-j, SGD of layer L-j (and 0)
+        data, units = layers - 1 - j, 0
+        if data >= 1:
+            units += tiles(CH10_BATCH, hidden[data])
+        updates = ([layers - j] if j >= 1 else []) + ([0] if data == 0 else [])
+        units += sum(tiles(hidden[u + 1], hidden[u]) for u in updates)
+        busy.append(units)
+    if len(busy) != len(phases):
+        error(f"concept_10: {len(phases)} phases in {CH10_PHASES}, {len(busy)} in the model")
+
+    rows_drawn, row_h, x0, scale = 6, 22, 150, 19.0  # scale: pixels per microsecond
+    canvas = Canvas(1400, 700, "Chapter 10: one launch for every step, grid barriers between "
+                               "its phases")
+
+    def timeline(y, label, sub):
+        canvas.text(40, y - 48, label, size=13, weight="bold")
+        canvas.text(40, y - 24, sub, size=11)
+        for b in range(rows_drawn):
+            canvas.text(x0 - 10, y + b * row_h + row_h / 2, f"block {b}", size=10, ha="right")
+        canvas.text(x0 - 10, y + rows_drawn * row_h + 10, "...", size=10, ha="right")
+
+    # Chapter 09: a kernel per piece of the step, a graph node's drain and start between them.
+    y9 = 110
+    timeline(y9, "Chapter 09, a step as a CUDA graph:",
+             f"{kernels} kernels, {ch09_us:.1f} µs a step (measured, 2026-11-23); each kernel "
+             f"drawn the same length, {node_us:.2f} µs of it between kernels (an empty graph "
+             "node, bench/sync_costs)")
+    slot = ch09_us / kernels
+    for i in range(kernels):
+        start = x0 + i * slot * scale
+        canvas.rect(start, y9 - 6, node_us * scale, rows_drawn * row_h + 6,
+                    face=tint(OKABE_ITO["grey"], 0.35), edge="none")
+        for b in range(rows_drawn):
+            canvas.rect(start + node_us * scale, y9 + b * row_h + 3, (slot - node_us) * scale,
+                        row_h - 6, face=tint(MMA_COLOR, 0.45), edge=MMA_COLOR, lw=0.6)
+
+    # Chapter 10: phases, each the tiles of its products, a barrier at its end.
+    y10 = 350
+    timeline(y10, "Chapter 10, the persistent step:",
+             f"{len(phases)} phases, {ch10_us:.1f} µs a step (clock64 per phase, 2026-11-24); "
+             f"{CH10_BLOCKS} blocks, a grid barrier of {barrier_us:.2f} µs after each phase")
+    t = 0.0
+    for (name, us), units in zip(phases, busy):
+        start = x0 + t * scale
+        work = max(us - barrier_us, 0.2)
+        for b in range(rows_drawn):
+            y = y10 + b * row_h + 3
+            if b < units:
+                canvas.rect(start, y, work * scale, row_h - 6, face=tint(MMA_COLOR, 0.45),
+                            edge=MMA_COLOR, lw=0.6)
+            else:
+                canvas.line([start, start + work * scale], [y + row_h / 2 - 3] * 2,
+                            color=GRID, lw=0.8, linestyle=":")
+        bx = start + work * scale
+        canvas.rect(bx, y10 - 6, barrier_us * scale, rows_drawn * row_h + 6,
+                    face=tint(COPY_COLOR, 0.5), edge="none")
+        label = name.replace("forward ", "fwd ").replace("backward ", "bwd ")
+        canvas.text(start + us * scale / 2, y10 + rows_drawn * row_h + 22, label, size=10,
+                    ha="center")
+        canvas.text(start + us * scale / 2, y10 + rows_drawn * row_h + 40,
+                    "block 0" if name == "loss" else f"{units}", size=10, ha="center", color=GRID)
+        t += us
+    canvas.text(x0 - 10, y10 + rows_drawn * row_h + 40, "tiles", size=10, ha="right",
+                color=GRID)
+    end10 = x0 + ch10_us * scale
+    canvas.text(end10 + 8, y10 + rows_drawn * row_h / 2, "next step\nat once, no\nlaunch",
+                size=10, va="center")
+
+    # The time axis, shared.
+    ya = 560
+    canvas.line([x0, x0 + ch09_us * scale], [ya, ya], color="black", lw=1.0)
+    for us in range(0, int(ch09_us) + 1, 10):
+        canvas.line([x0 + us * scale] * 2, [ya - 4, ya + 4], color="black", lw=1.0)
+        canvas.text(x0 + us * scale, ya + 16, f"{us} µs", size=10, ha="center")
+    swatches(canvas, x0, ya + 52,
+             [(tint(MMA_COLOR, 0.45), "a block's tiles (a kernel's work, above)"),
+              (tint(OKABE_ITO["grey"], 0.35), "between kernels"),
+              (tint(COPY_COLOR, 0.5), "grid barrier"),
+              ("white", "...... a block with no tile, waiting")], spacing=30)
+    canvas.text(x0, ya + 90, "Measured: the step times, the phases' lengths, the barrier and "
+                "the graph node (two runs a day apart; the docs' tables hold the comparisons).",
+                size=11)
+    canvas.text(x0, ya + 112, "Not measured: how a phase's or a kernel's time divides among "
+                "its blocks; each busy block is drawn for the whole phase less the barrier.",
+                size=11)
+    canvas.save(figures, "concept_10_persistent.png")
+
+
 def main():
     figures = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs", "figures")
     os.makedirs(figures, exist_ok=True)
@@ -1116,6 +1250,7 @@ def main():
     concept_06(k, read_epilogue_kinds(), figures)
     concept_07(k, figures)
     concept_08(k, read_sm_count(), figures)
+    concept_10(k, figures)
 
 
 if __name__ == "__main__":
