@@ -4,7 +4,7 @@
 #       tools/plot_comparison.py draws every figure and the table from the synthetic CSVs in
 #       tests/data/plots/ (curves equal at every step drawn once, a missing point marked), and
 #       skips (without failing) when it has no inputs at all; tools/plot.py draws its figures
-#       from docs/results/; tools/draw_concepts.py draws the nine concept figures, the same
+#       from docs/results/; tools/draw_concepts.py draws the ten concept figures, the same
 #       bytes every run, and stops with an error when a header no longer has a constant it uses
 #   tests/python_tools_test.sh pytorch-self-test SOURCE_ROOT DATA_DIR
 #       bench/pytorch_mlp.py --self-test prints exactly what the C++ (rng.hpp, model.cpp,
@@ -104,11 +104,11 @@ plots() {
     is_png "$scratch/chapter_figures/$png.png" || fail "plot.py: $png.png missing or not a PNG"
   done
 
-  # The concept figures: all nine, the same bytes twice, and a constant the script cannot find
+  # The concept figures: all ten, the same bytes twice, and a constant the script cannot find
   # in its header stops it with one error line.
   local concepts=(concept_01_naive concept_02_tiles concept_03_fragments concept_04_ring
     concept_05_split_k concept_06_epilogue concept_07_tma_ring concept_08_roles
-    concept_10_persistent)
+    concept_09_swap_ab_split_k concept_10_persistent)
   output=$("$python" "$root/tools/draw_concepts.py" "$scratch/concepts" 2>&1) ||
     fail "draw_concepts.py: $output"
   output=$("$python" "$root/tools/draw_concepts.py" "$scratch/concepts_again" 2>&1) ||

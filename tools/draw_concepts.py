@@ -79,6 +79,9 @@ CONSTANTS = {
     "producer_registers": ("chapters/08_warp_specialized/gemm.cuh", "kProducerRegisters"),
     "consumer_registers": ("chapters/08_warp_specialized/gemm.cuh", "kConsumerRegisters"),
     "group_tile_rows": ("chapters/08_warp_specialized/gemm.cuh", "kGroupTileRows"),
+    # chapters/09_swap_ab_split_k/dispatch.cuh
+    "ch09_max_batch": ("chapters/09_swap_ab_split_k/dispatch.cuh", "kMaxBatch"),
+    "ch09_max_splits": ("chapters/09_swap_ab_split_k/dispatch.cuh", "kMaxSplits"),
     # chapters/10_persistent_step/tile.cuh
     "ch10_tile_m": ("chapters/10_persistent_step/tile.cuh", "kTileM"),
     "ch10_tile_n": ("chapters/10_persistent_step/tile.cuh", "kTileN"),
@@ -1106,6 +1109,101 @@ def concept_08(k, sms, figures):
     canvas.save(figures, "concept_08_roles.png")
 
 
+def concept_09(k, figures):
+    """Swap AB (the weights on wgmma's M, the batch on its N) and the split-K sum by the last
+    block to arrive, in a fixed order, for an example product of the trainer."""
+    wm, tile_k, max_batch = k["wgmma_m"], k["tile_k"], k["ch09_max_batch"]
+    dispatch = "chapters/09_swap_ab_split_k/dispatch.cuh"
+    found = re.search(r"constexpr int kBatchTiles\[\] = \{([\d, ]+)\};",
+                      open(os.path.join(ROOT, dispatch)).read())
+    if not found:
+        error(f"{dispatch}: no constexpr int kBatchTiles[] = {{...}}; for concept_09")
+    batch_tiles = [int(v) for v in found.group(1).split(",")]
+    batch, outputs, inputs, splits = 32, 512, 1024, 4  # the example: Y = X W^T at batch 32
+    if splits > k["ch09_max_splits"] or batch > max_batch or batch not in batch_tiles:
+        error("concept_09: the example no longer fits chapter 09's limits")
+    tiles = outputs // wm
+    canvas = Canvas(1400, 760, "Chapter 09: the batch on wgmma's N, and K split inside the "
+                               "kernel")
+
+    # Left: C and C^T.
+    x0, y0 = 40, 90
+    canvas.text(x0, y0, f"Swap AB: Y = X W^T at batch {batch}, {inputs} inputs, {outputs} "
+                "outputs", size=13, weight="bold")
+    cw, ch = 400, 28  # C: batch x outputs, drawn 400 wide
+    cy = y0 + 50
+    matrix_label(canvas, x0, cy, cw, ch, f"C = Y: {batch} x {outputs}", C_COLOR)
+    rows08 = k["ch08_block_tile_m"]
+    canvas.text(x0, cy + ch + 22, f"a block tile of chapter 08 ({rows08} rows of C) would hold "
+                f"{batch} rows of batch and {rows08 - batch} of nothing", size=10)
+    tx, ty, tw, th = x0 + 70, cy + 110, ch, cw  # C^T: outputs x batch, drawn 400 tall
+    matrix_label(canvas, tx, ty, tw, th, "C^T", C_COLOR)
+    canvas.arrow(x0 + 40, cy + ch + 34, tx + tw / 2, ty - 22, rad=0.2)
+    canvas.text(x0 + 100, cy + 72, "C^T = W X^T", size=11, weight="bold")
+    step = th / tiles
+    for i in range(tiles):
+        face = tint(MMA_COLOR, 0.55) if i == 2 else "none"
+        canvas.rect(tx, ty + i * step, tw, step, face=face, edge=C_COLOR, lw=0.8)
+    canvas.text(tx - 8, ty + th / 2, f"{outputs} rows:\nthe outputs", size=10, ha="right")
+    canvas.text(tx + tw / 2, ty + th + 16, f"{batch}: the batch", size=10, ha="center")
+    notes(canvas, tx + tw + 24, ty + 2 * step - 8, [
+        (f"A block tile of C^T: {wm} x {batch}",
+         f"wgmma's M, {wm} rows, are {wm} of the weights' rows (op(B)^T, the \"A\" operand); "
+         f"its N is the batch tile (op(A)^T, the \"B\" operand): "
+         f"{', '.join(map(str, batch_tiles[:-1]))} or {batch_tiles[-1]}, the smallest that "
+         f"holds the batch. {tiles} tiles for {outputs} outputs."),
+        ("The same bytes in memory", "TMA copies both operands as they are stored; only the "
+         "epilogue knows that element (r, q) of the accumulators is C[q][r]."),
+    ], width=44, size=11)
+
+    # Right: the splits of one tile and the last arrival's sum.
+    rx, ry = 760, 90
+    k_per = inputs // splits
+    canvas.text(rx, ry, f"One tile, K = {inputs} split {splits} ways: one block per split",
+                size=13, weight="bold")
+    canvas.text(rx, ry + 22, f"({k_per} of K each, {k_per // tile_k} K tiles of {tile_k})",
+                size=11)
+    arrival = [2, 0, 3, 1]  # an example order in which the splits finish
+    by, bh = ry + 50, 34
+    for s in range(splits):
+        y = by + s * (bh + 12)
+        canvas.text(rx, y + bh / 2, f"split {s}", size=11)
+        w = 160 + 34 * arrival.index(s)  # the later it arrives, the longer its box
+        canvas.rect(rx + 70, y, w, bh, face=tint(MMA_COLOR, 0.45), edge=MMA_COLOR,
+                    text=f"K {s * k_per}-{(s + 1) * k_per - 1}: wgmma", size=10)
+        canvas.rect(rx + 70 + w, y, 70, bh, face=tint(COPY_COLOR, 0.5), edge=COPY_COLOR,
+                    text="store", size=10)
+        order = arrival.index(s)
+        last = order == splits - 1
+        canvas.text(rx + 70 + w + 78, y + bh / 2, f"its add returns {order}" +
+                    (" = S - 1" if last else ""), size=10, weight="bold" if last else None)
+    wy = by + splits * (bh + 12) + 40
+    canvas.text(rx, wy - 14, f"workspace: {splits} partial tiles of fp32 ({wm} x {batch})",
+                size=11, weight="bold")
+    slab_w = 120
+    for s in range(splits):
+        canvas.rect(rx + s * (slab_w + 10), wy, slab_w, 40, face=tint(C_COLOR, 0.25),
+                    edge=C_COLOR, text=f"slab {s}", size=10)
+    sy = wy + 80
+    canvas.rect(rx, sy, 4 * slab_w + 30, 52, face=tint(EPILOGUE_COLOR, 0.3),
+                edge=EPILOGUE_COLOR, text="the last block: slab 0 + slab 1 + slab 2 + slab 3, "
+                "in that order;\nthen the epilogue, once, and the counter back to 0", size=10)
+    for s in range(splits):
+        canvas.arrow(rx + s * (slab_w + 10) + slab_w / 2, wy + 42,
+                     rx + s * (slab_w + 10) + slab_w / 2, sy - 2, lw=1.0)
+    notes(canvas, rx, sy + 80, [
+        ("", "Each block stores its partial tile, fences, and adds 1 to the tile's counter. The "
+             "block whose add returns S - 1 arrived last, whichever split it computed: it sums "
+             "the partial tiles. The order of arrival changes from run to run; the order of the "
+             "sum does not, so every run gives the same bits, and no second kernel is launched."),
+    ], width=78, size=11)
+    canvas.text(rx, 720, "An example: the split count and the order of arrival are", size=10,
+                color=GRID)
+    canvas.text(rx, 738, "illustrations; plan_split picks the splits of each product.", size=10,
+                color=GRID)
+    canvas.save(figures, "concept_09_swap_ab_split_k.png")
+
+
 # The measurements concept_10 draws to scale: the files and the rows it reads.
 CH10_PHASES = "docs/results/session11/chapter10_sync/phases_side_by_side.csv"
 CH10_SYNC = "docs/results/session11/chapter10_sync/sync_costs.csv"
@@ -1250,6 +1348,7 @@ def main():
     concept_06(k, read_epilogue_kinds(), figures)
     concept_07(k, figures)
     concept_08(k, read_sm_count(), figures)
+    concept_09(k, figures)
     concept_10(k, figures)
 
 

@@ -5,9 +5,9 @@
 #   tools/plot_comparison.py  comparison_time.png, comparison_speedup.png, comparison_loss.png,
 #                             comparison_table.md (docs/results/comparison/), and the same
 #                             four in comparison_09_10/ (docs/results/comparison_09_10/)
-#   tools/draw_concepts.py    concept_01_naive.png ... concept_08_roles.png,
-#                             concept_10_persistent.png (the chapters' headers; chapter 10's
-#                             also from docs/results/session11/ and comparison_09_10/)
+#   tools/draw_concepts.py    concept_01_naive.png ... concept_10_persistent.png (the
+#                             chapters' headers; chapter 10's also from docs/results/session11/
+#                             and comparison_09_10/)
 # Usage: tools/figures.sh [FIGURES_DIR]    (default: docs/figures)
 # Python: the first of /usr/bin/python3 (Debian's, where python3-seaborn installs) and python3
 # that imports seaborn, pandas, matplotlib and numpy.
