@@ -31,6 +31,7 @@
 
 #include "cublas/cublas_gemm.cuh"
 #include "cuda_check.cuh"
+#include "event_timing.cuh"
 #include "gemm_interface.cuh"
 #include "gpu_info.hpp"
 #include "rng.hpp"
@@ -54,22 +55,6 @@ struct Case {
   OperandOps ops;
   bool square;  // subject to kMaxSquareLaunchMs
 };
-
-struct Events {
-  cudaEvent_t start = nullptr, stop = nullptr;
-};
-
-// The GPU time of whatever `work` enqueues on `stream`.
-template <class Work>
-double elapsed_ms(Work work, const Events& events, cudaStream_t stream) {
-  CUDA_CHECK(cudaEventRecord(events.start, stream));
-  work();
-  CUDA_CHECK(cudaEventRecord(events.stop, stream));
-  CUDA_CHECK(cudaEventSynchronize(events.stop));
-  float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, events.start, events.stop));
-  return ms;
-}
 
 // Median time of one launch, over kSamples groups of launches of about kSampleMs each.
 template <class Launch>

@@ -23,6 +23,7 @@
 
 #include "10_persistent_step/grid_barrier.cuh"
 #include "cuda_check.cuh"
+#include "event_timing.cuh"
 #include "gpu_info.hpp"
 
 namespace {
@@ -84,22 +85,16 @@ __global__ void barriers_kernel(unsigned* words, Scheme scheme, int count) {
 // Median over kRepeats of the microseconds per item of `run`, which does kCount items on stream.
 template <class Run>
 double median_us(cudaStream_t stream, Run run) {
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
+  mnist::Events events;
+  CUDA_CHECK(cudaEventCreate(&events.start));
+  CUDA_CHECK(cudaEventCreate(&events.stop));
   run();  // warm-up
   std::vector<double> us;
   for (int r = 0; r < kRepeats; ++r) {
-    CUDA_CHECK(cudaEventRecord(start, stream));
-    run();
-    CUDA_CHECK(cudaEventRecord(stop, stream));
-    CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    us.push_back(1000.0 * ms / kCount);
+    us.push_back(1000.0 * mnist::elapsed_ms(run, events, stream) / kCount);
   }
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
+  CUDA_CHECK(cudaEventDestroy(events.start));
+  CUDA_CHECK(cudaEventDestroy(events.stop));
   std::sort(us.begin(), us.end());
   return us[kRepeats / 2];
 }

@@ -11,6 +11,7 @@ integer stops the script with an `error:` line. The output is deterministic: the
 the same PNG bytes (no randomness, no date in the files).
 """
 import ast
+import csv
 import functools
 import os
 import re
@@ -1213,8 +1214,6 @@ CH10_MODEL, CH10_BATCH, CH10_BLOCKS = "784-128-128-128-10", 32, 116
 
 def read_rows(path, **where):
     """The rows of the CSV at `path` whose columns equal `where`'s values (as text)."""
-    import csv
-
     full = os.path.join(ROOT, path)
     if not os.path.exists(full):
         error(f"{path} is missing")
