@@ -19,13 +19,14 @@ struct LossSums {
 
 // Softmax cross-entropy of the logits z (rows x kClasses) by one block of kThreads threads: thread
 // t takes rows t, t + kThreads, ...; label_of(r) is row r's label. Where grad is not null it gets
-// fp16((softmax - one_hot) / rows), the gradient of the mean loss. The rows' losses and correct
+// fp16((softmax - one_hot) / mean_over), the gradient of the mean loss over mean_over rows: `rows`
+// itself, or the whole batch where these rows are only part of it. The rows' losses and correct
 // counts are added up in a fixed tree, so the result is the same in every run. Every thread of the
 // block must call it; the sums it returns are those of thread 0 alone (the others get zeros), which
 // is the only thread that reads the tree's root, so a block may call it again without a barrier.
 template <int kThreads, class LabelOf>
 __device__ LossSums softmax_cross_entropy_block(const float* z, LabelOf label_of, int rows,
-                                                __half* grad) {
+                                                int mean_over, __half* grad) {
   __shared__ float loss_partial[kThreads];
   __shared__ int correct_partial[kThreads];
   float loss = 0.0f;
@@ -44,7 +45,7 @@ __device__ LossSums softmax_cross_entropy_block(const float* z, LabelOf label_of
     if (grad) {
       for (int c = 0; c < kClasses; ++c) {
         const float p = expf(logits[c] - logits[best]) / sum;
-        grad[r * kClasses + c] = __float2half_rn((p - (c == label ? 1.0f : 0.0f)) / rows);
+        grad[r * kClasses + c] = __float2half_rn((p - (c == label ? 1.0f : 0.0f)) / mean_over);
       }
     }
   }

@@ -26,7 +26,7 @@ __global__ void gather_kernel(const __half* images, const uint8_t* labels, const
 __global__ void softmax_cross_entropy_kernel(const float* z, const uint8_t* labels, int rows,
                                              LossOutputs out) {
   const LossSums sums = softmax_cross_entropy_block<kThreads>(
-      z, [&](int r) { return int(labels[r]); }, rows, out.grad);
+      z, [&](int r) { return int(labels[r]); }, rows, rows, out.grad);
   if (threadIdx.x == 0) {
     if (out.step_losses) out.step_losses[(*out.step)++] = sums.loss / rows;
     if (out.loss_sum) *out.loss_sum += sums.loss;

@@ -42,6 +42,7 @@ struct StepBuffers {
   int batch = 0, train_count = 0;
   float* logits = nullptr;  // batch x kClasses
   float* step_losses = nullptr;
+  float* loss_partials = nullptr;  // batch floats: a chapter's partial sums of a step's loss
   unsigned* sync = nullptr;  // kStepSyncWords words
 };
 

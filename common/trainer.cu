@@ -86,6 +86,7 @@ void Trainer::carve(DeviceArena& arena) {
   gemm_workspace_ = arena.take<float>(kGemmWorkspaceFloats);
   bias_updates_ = arena.take<BiasUpdate>(layers_.size());
   step_losses_ = arena.take<float>(steps_per_epoch_);
+  loss_partials_ = arena.take<float>(batch_);
   step_sync_ = arena.take<unsigned>(kStepSyncWords);
   eval_loss_sum_ = arena.take<double>(1);
   eval_correct_ = arena.take<int>(1);
@@ -132,6 +133,7 @@ Trainer::Trainer(const ModelParams& init, const Dataset& data, int batch, StepLa
   step_buffers_.train_count = train_count_;
   step_buffers_.logits = logits_;
   step_buffers_.step_losses = step_losses_;
+  step_buffers_.loss_partials = loss_partials_;
   step_buffers_.sync = step_sync_;
 }
 

@@ -109,6 +109,7 @@ class Trainer {
   BiasUpdate* bias_updates_ = nullptr;  // one per layer, for bias_sgd
   int bias_count_ = 0;                  // biases of all layers
   float* step_losses_ = nullptr;
+  float* loss_partials_ = nullptr;  // batch, for a chapter's many-step launch (StepBuffers)
   unsigned* step_sync_ = nullptr;  // kStepSyncWords, zero: see StepBuffers
   double* eval_loss_sum_ = nullptr;
   int* eval_correct_ = nullptr;

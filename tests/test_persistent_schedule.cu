@@ -10,7 +10,10 @@
 // 2. Order. Every piece of the trainer's step (forward 0 .. L-1, the loss, then for l = L-1 .. 0
 //    backward data and weight product, then the biases) runs in exactly one phase, and any two
 //    that touch the same buffer, one of them writing it, run in different phases and in the
-//    trainer's order: a grid barrier separates phases, nothing orders the work inside one.
+//    trainer's order: a grid barrier separates phases, nothing orders the work inside one, with
+//    one exception the kernel relies on: the loss runs in the output layer's phase, each block
+//    taking the softmax of the rows of the logits tile it has just written (a tile holds whole
+//    rows), so the loss counts as half a phase after the output layer's product.
 // 3. The rule (steps_refusal): the widths, batches and depths it takes, and one line naming the
 //    number it refuses.
 // Controls: a schedule that updates a layer in the phase whose backward-data product reads its
@@ -129,9 +132,11 @@ bool same_work(const Work& a, const Work& b) {
   return a.reads == b.reads && a.writes == b.writes;
 }
 
-// The phases of one step as the kernel runs them, each a list of works; `backward` gives backward
-// phase j (the chapter's backward_phase_of, or a control).
-using Phases = std::vector<std::vector<Work>>;
+// The phases of one step as the kernel runs them, each a list of works at a position in the step
+// (a barrier between whole positions; the loss half a position after the output layer's product,
+// in the same blocks); `backward` gives backward phase j (the chapter's backward_phase_of, or a
+// control).
+using Phases = std::vector<std::pair<double, std::vector<Work>>>;
 Phases kernel_phases(const Model& m, const std::function<BackwardPhase(int, int)>& backward) {
   const int batch_order_marker = 0;
   const int* batch_order = &batch_order_marker;
@@ -141,10 +146,10 @@ Phases kernel_phases(const Model& m, const std::function<BackwardPhase(int, int)
     CHECK_MSG(x.p.m == kBatch && x.p.n == m.layer[l].buffers.out && x.p.k == m.layer[l].buffers.in,
               "forward product " + std::to_string(l) + ": batch x out x in");
     CHECK_MSG((x.a_gathered == batch_order) == (l == 0), "only layer 0 gathers the batch");
-    phases.push_back({work_of("forward " + std::to_string(l), x)});
+    phases.push_back({double(l), {work_of("forward " + std::to_string(l), x)}});
   }
-  phases.push_back(
-      {{"loss", {m.logits}, {m.layer[m.layers - 1].buffers.grad}}});  // the kernel's loss phase
+  phases.push_back({m.layers - 0.5,  // the kernel's loss, in the output layer's phase
+                    {{"loss", {m.logits}, {m.layer[m.layers - 1].buffers.grad}}}});
   for (int j = 0; j < m.layers; ++j) {
     const BackwardPhase phase = backward(m.layers, j);
     std::vector<Work> works;
@@ -162,7 +167,7 @@ Phases kernel_phases(const Model& m, const std::function<BackwardPhase(int, int)
       const LayerBuffers& y = m.layer[l].buffers;
       works.push_back({"bias " + std::to_string(l), {y.grad, y.bias}, {y.bias}});
     }
-    phases.push_back(works);
+    phases.push_back({m.layers + j, works});
   }
   return phases;
 }
@@ -177,13 +182,19 @@ bool conflict(const Work& a, const Work& b) {
   return false;
 }
 
+std::string format_position(double position) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%g", position);
+  return text;
+}
+
 // Whether `phases` runs every piece of the trainer's step once, with what it reads and writes, and
 // every conflicting pair in separate phases in the trainer's order. Prints the first problem.
 bool follows_trainer(const Model& m, const Phases& phases, std::string& problem) {
   const std::vector<Work> order = trainer_order(m);
-  std::vector<int> phase_of(order.size(), -1);
-  for (size_t p = 0; p < phases.size(); ++p) {
-    for (const Work& w : phases[p]) {
+  std::vector<double> phase_of(order.size(), -1);
+  for (const auto& [position, works] : phases) {
+    for (const Work& w : works) {
       size_t i = 0;
       while (i < order.size() && order[i].name != w.name) ++i;
       if (i == order.size()) {
@@ -198,7 +209,7 @@ bool follows_trainer(const Model& m, const Phases& phases, std::string& problem)
         problem = w.name + " reads or writes other buffers than the trainer's";
         return false;
       }
-      phase_of[i] = static_cast<int>(p);
+      phase_of[i] = position;
     }
   }
   for (size_t i = 0; i < order.size(); ++i) {
@@ -208,9 +219,9 @@ bool follows_trainer(const Model& m, const Phases& phases, std::string& problem)
     }
     for (size_t k = i + 1; k < order.size(); ++k) {
       if (conflict(order[i], order[k]) && phase_of[i] >= phase_of[k]) {
-        problem = order[k].name + " (phase " + std::to_string(phase_of[k]) +
+        problem = order[k].name + " (phase " + format_position(phase_of[k]) +
                   ") must run in a later phase than " + order[i].name + " (phase " +
-                  std::to_string(phase_of[i]) + "): they share a buffer";
+                  format_position(phase_of[i]) + "): they share a buffer";
         return false;
       }
     }
@@ -232,7 +243,7 @@ void check_schedules() {
     const std::string name = format_layer_sizes(sizes);
     std::string problem;
     const bool ok = follows_trainer(fake.m, kernel_phases(fake.m, backward_phase_of), problem);
-    std::printf("%s: %zu phases a step%s%s\n", name.c_str(), 2 * sizes.size() - 1, ok ? "" : ": ",
+    std::printf("%s: %zu phases a step%s%s\n", name.c_str(), 2 * (sizes.size() - 1), ok ? "" : ": ",
                 problem.c_str());
     CHECK_MSG(ok, name + ": the kernel's phases follow the trainer's order: " + problem);
     if (fake.m.layers < 2) continue;

@@ -9,16 +9,16 @@
 //
 //   step by step (chapters 06-09)           persistent (this chapter)
 //   per step, one kernel each:              one launch for all the steps of a train() call:
-//     gather, forward 0 .. L-1, loss,         step 1: fwd 0 | ... | fwd L-1 | loss | bwd 0 | ...
+//     gather, forward 0 .. L-1, loss,         step 1: fwd 0 | ... | fwd L-1, loss | bwd 0 |
 //     backward data and weights per layer,    step 2: fwd 0 | ... (no launch in between)
-//     bias SGD: 3 L + 2 kernels or more       each | a grid barrier: 2 L + 1 a step
+//     bias SGD: 3 L + 2 kernels or more       each | a grid barrier: 2 L a step
 //
 // The kernel (steps.cuh) runs, for each step, a phase per layer forward (bias and ReLU in the
 // epilogue, the first layer reading the batch straight from the images through the epoch's
-// shuffled order), a phase for the loss (one block: softmax cross-entropy, the output layer's dZ,
-// the step's loss written to its slot), and L backward phases, each the backward-data product of
-// one layer with the SGD of the layer above (a layer's SGD overwrites the fp16 weights its
-// backward-data product reads, so it comes one phase later). Within a phase every block takes
+// shuffled order; the output layer's phase also takes the loss: softmax cross-entropy and the
+// output layer's dZ, tile by tile, the step's loss written to its slot), and L backward phases,
+// each the backward-data product of one layer with the SGD of the layer above (a layer's SGD
+// overwrites the fp16 weights its backward-data product reads, so it comes one phase later). Within a phase every block takes
 // 32 x 32 tiles of the phase's products in turn (tile.cuh) and finishes them through the same
 // epilogues as chapters 06-09 (common/epilogue.cuh); between phases, a grid barrier
 // (grid_barrier.cuh) makes what every block wrote visible to every block. The arithmetic and its

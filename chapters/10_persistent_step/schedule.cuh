@@ -42,6 +42,7 @@ struct Model {
   int batch, train_count;
   float* logits;
   float* step_losses;
+  float* loss_partials;  // a loss sum per row tile of the output layer, summed by block 0
   unsigned* barrier;  // grid_barrier's count
 };
 

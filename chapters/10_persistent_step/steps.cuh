@@ -27,6 +27,27 @@ __device__ void multiply(const Product& x, uint8_t* smem) {
   }
 }
 
+// The output layer's tiles, each followed by the loss of its rows. The output layer has kClasses
+// <= kTileN columns, so a tile holds whole rows of logits: the block that has just written them
+// (visible to its own threads after multiply_tile's closing __syncthreads) takes their softmax
+// cross-entropy straight away, writes the output layer's dZ for those rows, and leaves their loss
+// sum in loss_partials[tile] for block 0 to add up after the barrier, in tile order: the same bits
+// in every run. The loss needs no phase, and no barrier, of its own.
+__device__ inline void output_layer_and_loss(const Model& m, const Product& x, int rows,
+                                             const int* batch_order, uint8_t* smem) {
+  static_assert(kClasses <= kTileN, "a tile of the output layer holds whole rows of logits");
+  const uint8_t* const labels = m.train_labels;
+  __half* const grad = m.layer[m.layers - 1].buffers.grad;
+  for (int tile = blockIdx.x; tile < tiles_of(x.p); tile += gridDim.x) {
+    multiply_tile<kForward.a, kForward.b, EpilogueKind::kBias>(x, tile, smem);
+    const int row0 = tile * kTileM;  // a tile per row of tiles
+    const LossSums sums = softmax_cross_entropy_block<kThreads>(
+        m.logits + row0 * kClasses, [=](int r) { return int(labels[batch_order[row0 + r]]); },
+        min(kTileM, rows - row0), rows, grad + row0 * kClasses);
+    if (threadIdx.x == 0) m.loss_partials[tile] = sums.loss;
+  }
+}
+
 // bias -= learning_rate * (column sums of dZ) for the layers a backward phase updates, a column
 // per thread of the grid, the layers' columns one after the other. The tiles go to the blocks from
 // the first up, so the columns go to them from the last down: where a phase has fewer tiles than
@@ -80,10 +101,11 @@ __device__ inline void backward_phase(const Model& m, int j, int rows, const int
 
 // Steps *step_index, ..., *step_index + steps - 1 of the epoch. Per step, each phase ends at a grid
 // barrier, since the next reads what every block wrote in it:
-//   forward, layer 0 .. L-1   Y = ReLU(X W^T + b); the last gives the logits
-//   loss                      block 0: softmax cross-entropy, dZ of the output layer, the loss
+//   forward, layer 0 .. L-2   Y = ReLU(X W^T + b)
+//   forward, layer L-1        the logits, and for each tile of them its rows' softmax
+//                             cross-entropy, dZ of the output layer and loss (block by block)
 //   backward, phase 0 .. L-1  dX of layer L-1-j, SGD of layer L-j (and of layer 0 in the last)
-// 2 L + 1 barriers a step, where the step-by-step trainer launches 3 L + 2 kernels or more.
+// 2 L barriers a step, where the step-by-step trainer launches 3 L + 2 kernels or more.
 __global__ void __launch_bounds__(kThreads)
     persistent_training_kernel(const __grid_constant__ Model m, int steps, float learning_rate) {
   extern __shared__ __align__(16) uint8_t smem[];
@@ -95,21 +117,18 @@ __global__ void __launch_bounds__(kThreads)
     const int* const batch_order = m.order + size_t(s) * m.batch;
     for (int l = 0; l < m.layers; ++l) {
       const Product x = forward_product(m, l, rows, batch_order);
-      if (x.p.epilogue.kind == EpilogueKind::kBiasRelu) {
+      if (l < m.layers - 1) {
         multiply<kForward.a, kForward.b, EpilogueKind::kBiasRelu>(x, smem);
       } else {
-        multiply<kForward.a, kForward.b, EpilogueKind::kBias>(x, smem);
+        output_layer_and_loss(m, x, rows, batch_order, smem);
       }
-      grid_barrier(m.barrier);  // the layer's output, whole, before the next layer reads it
+      grid_barrier(m.barrier);  // the layer's output (and dZ), whole, before the next phase
     }
-    if (blockIdx.x == 0) {
-      const uint8_t* const labels = m.train_labels;
-      const LossSums sums = softmax_cross_entropy_block<kThreads>(
-          m.logits, [=](int r) { return int(labels[batch_order[r]]); }, rows,
-          m.layer[m.layers - 1].buffers.grad);
-      if (threadIdx.x == 0) m.step_losses[s] = sums.loss / rows;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {  // the step's loss, its tiles' sums in order
+      float loss = 0.0f;
+      for (int tile = 0; tile * kTileM < rows; ++tile) loss += m.loss_partials[tile];
+      m.step_losses[s] = loss / rows;
     }
-    grid_barrier(m.barrier);  // the output layer's dZ, before the backward phases read it
     for (int j = 0; j < m.layers; ++j) {
       backward_phase(m, j, rows, batch_order, learning_rate, smem);
       grid_barrier(m.barrier);  // dZ and the updated weights, before the next phase or step
@@ -164,6 +183,7 @@ inline Model model_of(const StepBuffers& b) {
   m.train_count = b.train_count;
   m.logits = b.logits;
   m.step_losses = b.step_losses;
+  m.loss_partials = b.loss_partials;
   m.barrier = b.sync;
   return m;
 }
