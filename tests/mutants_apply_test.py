@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Every mutant of tools/mutants.txt still applies to the code, without a GPU.
+
+tools/mutate.sh puts each plausible bug into a copy of the tree by replacing a piece of text that
+must occur exactly once in its file; when the code changes under it (a comment reworded, a line
+split), the mutant no longer applies, and only a GPU run of tools/mutate.sh would say so. This
+test says so in CI: for each mutant, the file exists, the text to replace occurs once (after the
+same trimming and "\\n" expansion as mutate.sh), the replacement differs, the name is unique and
+the test it names is one the build makes.
+
+    tests/mutants_apply_test.py SOURCE_ROOT
+"""
+import re
+import sys
+from pathlib import Path
+
+# The test programs a mutant may name: tests/meson.build's, TOOL: prefixed for the runs that
+# go through compute-sanitizer's TOOL or through check_fences.py.
+CPU_PROGRAMS = {"test_idx", "test_rng", "test_half", "test_options", "test_reference",
+                "test_gpu_requirements", "test_persistent_schedule"}
+GPU_PROGRAMS = {"test_half_gpu", "test_mlp_kernels"}
+CHAPTER_PROGRAM = re.compile(r"test_(gemm|training)_(\d\d_[a-z0-9_]+)")
+TOOLS = {"fences", "memcheck", "racecheck", "initcheck", "synccheck"}
+
+
+def problems_of(root: Path) -> list:
+    chapters = {p.name for p in (root / "chapters").iterdir() if p.is_dir()}
+    problems, names = [], set()
+    for number, line in enumerate((root / "tools/mutants.txt").read_text().splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fields = line.split("|")
+        where = f"tools/mutants.txt:{number}"
+        if len(fields) != 5:
+            problems.append(f"{where}: {len(fields)} fields, not 5 (name|test|file|old|new)")
+            continue
+        name, target, file, old, new = (f.strip() for f in fields)
+        old, new = old.replace("\\n", "\n"), new.replace("\\n", "\n")
+        if name in names:
+            problems.append(f"{where}: the name {name} is taken")
+        names.add(name)
+        tool, _, program = target.rpartition(":")
+        if tool and tool not in TOOLS:
+            problems.append(f"{where}: {name}: unknown tool '{tool}'")
+        chapter = CHAPTER_PROGRAM.fullmatch(program)
+        if not (program in CPU_PROGRAMS or program in GPU_PROGRAMS or
+                (chapter and chapter.group(2) in chapters)):
+            problems.append(f"{where}: {name}: no test program '{program}'")
+        path = root / file
+        if not path.is_file():
+            problems.append(f"{where}: {name}: no file {file}")
+            continue
+        count = path.read_text().count(old)
+        if count != 1:
+            problems.append(f"{where}: {name}: '{old}' occurs {count} times in {file}, not once")
+        if old == new:
+            problems.append(f"{where}: {name}: the replacement is the text itself")
+    if not names:
+        problems.append("tools/mutants.txt: no mutant")
+    return problems
+
+
+def main() -> int:
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else ".")
+    problems = problems_of(root)
+    for p in problems:
+        print(f"FAIL {p}")
+    print(f"mutants_apply: {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
