@@ -32,19 +32,31 @@ __device__ LossSums softmax_cross_entropy_block(const float* z, LabelOf label_of
   float loss = 0.0f;
   int correct = 0;
   for (int r = threadIdx.x; r < rows; r += kThreads) {
-    const float* logits = z + r * kClasses;
-    int best = 0;
+    // The row's logits, read once into registers. Every index below is a constant once the loops
+    // are unrolled; an index known only at run time (logits[best], logits[label]) would send the
+    // thread back to memory for each use, one wait after another.
+    float logit[kClasses];
+#pragma unroll
+    for (int c = 0; c < kClasses; ++c) logit[c] = z[r * kClasses + c];
+    int best = 0;  // the first maximum, like std::max_element
+    float top = logit[0];
+#pragma unroll
     for (int c = 1; c < kClasses; ++c) {
-      if (logits[c] > logits[best]) best = c;  // first maximum, like std::max_element
+      if (logit[c] > top) best = c, top = logit[c];
     }
     float sum = 0.0f;
-    for (int c = 0; c < kClasses; ++c) sum += expf(logits[c] - logits[best]);
+#pragma unroll
+    for (int c = 0; c < kClasses; ++c) sum += expf(logit[c] - top);
     const int label = label_of(r);
-    loss += logf(sum) - (logits[label] - logits[best]);
+    float label_logit = logit[0];
+#pragma unroll
+    for (int c = 1; c < kClasses; ++c) label_logit = c == label ? logit[c] : label_logit;
+    loss += logf(sum) - (label_logit - top);
     correct += best == label;
     if (grad) {
+#pragma unroll
       for (int c = 0; c < kClasses; ++c) {
-        const float p = expf(logits[c] - logits[best]) / sum;
+        const float p = expf(logit[c] - top) / sum;
         grad[r * kClasses + c] = __float2half_rn((p - (c == label ? 1.0f : 0.0f)) / mean_over);
       }
     }

@@ -124,9 +124,10 @@ struct Logits {
 };
 
 // Uniform logits in +-kSpread; every 7th row shifted by kShift, where expf overflows (e^92 is past
-// fp32's largest value) unless the row's maximum is subtracted first; one row with two equal
-// maxima (the first counts, as in std::max_element); every third row labelled with its argmax, so
-// some rows are classified right.
+// fp32's largest value) unless a logit of the row is subtracted first; in every 7th row from row 5,
+// one class other than 0 alone kShift above the rest, where it overflows unless that logit is the
+// one subtracted, the row's maximum; one row with two equal maxima (the first counts, as in
+// std::max_element); every third row labelled with its argmax, so some rows are classified right.
 Logits random_logits(int rows, SplitMix64& rng) {
   constexpr float kSpread = 8.0f, kShift = 100.0f;
   Logits l{rows, std::vector<float>(static_cast<size_t>(rows) * kClasses), {}};
@@ -135,6 +136,7 @@ Logits random_logits(int rows, SplitMix64& rng) {
     for (int c = 0; c < kClasses; ++c) {
       z[c] = (2 * rng.uniform01() - 1) * kSpread + (r % 7 == 3 ? kShift : 0.0f);
     }
+    if (r % 7 == 5) z[1 + r / 7 % (kClasses - 1)] += kShift;
     const int best = static_cast<int>(std::max_element(z, z + kClasses) - z);
     int label = static_cast<int>(rng.below(kClasses));
     if (r % 3 == 0) label = best;
