@@ -137,8 +137,8 @@ __device__ void multiply_tile(const Product& x, int tile, uint8_t* smem) {
 
   // What the epilogue reads besides the product (the bias, the activations of ReLU', the fp32
   // master weights) was written phases ago: loaded now, while the copies are in flight, it costs
-  // no wait of its own after the sum. Thread (warp, lane) finishes mma tile (i, j) = (warp / 4,
-  // warp % 4) of the sum: its lane's 4 elements, at the mma fragment's places (mma.cuh).
+  // no wait of its own after the sum. A thread's elements are those it finishes below, at the mma
+  // fragment's places (mma.cuh).
   const bool paired = columns_paired<kKind>(p);
   const int finish_m = warp / kMmaTilesN, finish_n = warp % kMmaTilesN;
   const int col = col0 + finish_n * kMmaN + lane % 4 * 2;
