@@ -14,17 +14,24 @@ import re
 import sys
 from pathlib import Path
 
-# The test programs a mutant may name: tests/meson.build's, TOOL: prefixed for the runs that
-# go through compute-sanitizer's TOOL or through check_fences.py.
-CPU_PROGRAMS = {"test_idx", "test_rng", "test_half", "test_options", "test_reference",
-                "test_gpu_requirements", "test_persistent_schedule"}
-GPU_PROGRAMS = {"test_half_gpu", "test_mlp_kernels"}
+# A mutant's test is TOOL:PROGRAM for the runs that go through compute-sanitizer's TOOL or
+# through check_fences.py, else PROGRAM.
 CHAPTER_PROGRAM = re.compile(r"test_(gemm|training)_(\d\d_[a-z0-9_]+)")
 TOOLS = {"fences", "memcheck", "racecheck", "initcheck", "synccheck"}
 
 
+def programs_of(root: Path) -> set:
+    """The test programs tests/meson.build makes by a name of their own: those of its cpu_tests
+    table ('idx': ['test_idx.cpp'] is test_idx) and those named in an executable() call. A
+    chapter's (test_gemm_ + chapter) are matched by CHAPTER_PROGRAM instead."""
+    meson = (root / "tests/meson.build").read_text()
+    table = re.findall(r"'(\w+)': \['test_\w+\.cpp'\]", meson)
+    return {"test_" + name for name in table} | set(re.findall(r"executable\('(test_\w+)',", meson))
+
+
 def problems_of(root: Path) -> list:
     chapters = {p.name for p in (root / "chapters").iterdir() if p.is_dir()}
+    programs = programs_of(root)
     problems, names = [], set()
     for number, line in enumerate((root / "tools/mutants.txt").read_text().splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -43,8 +50,7 @@ def problems_of(root: Path) -> list:
         if tool and tool not in TOOLS:
             problems.append(f"{where}: {name}: unknown tool '{tool}'")
         chapter = CHAPTER_PROGRAM.fullmatch(program)
-        if not (program in CPU_PROGRAMS or program in GPU_PROGRAMS or
-                (chapter and chapter.group(2) in chapters)):
+        if not (program in programs or (chapter and chapter.group(2) in chapters)):
             problems.append(f"{where}: {name}: no test program '{program}'")
         path = root / file
         if not path.is_file():
