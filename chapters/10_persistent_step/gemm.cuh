@@ -18,11 +18,11 @@
 // shuffled order; the output layer's phase also takes the loss: softmax cross-entropy and the
 // output layer's dZ, tile by tile, the step's loss written to its slot), and L backward phases,
 // each the backward-data product of one layer with the SGD of the layer above (a layer's SGD
-// overwrites the fp16 weights its backward-data product reads, so it comes one phase later). Within a phase every block takes
-// 32 x 32 tiles of the phase's products in turn (tile.cuh) and finishes them through the same
-// epilogues as chapters 06-09 (common/epilogue.cuh); between phases, a grid barrier
-// (grid_barrier.cuh) makes what every block wrote visible to every block. The arithmetic and its
-// rounding points are the trainer's: fp16 operands, fp32 accumulation, fp32 master weights.
+// overwrites the fp16 weights its backward-data product reads, so it comes one phase later). Within
+// a phase every block takes 32 x 32 tiles of the phase's products in turn (tile.cuh) and finishes
+// them through the same epilogues as chapters 06-09 (common/epilogue.cuh); between phases, a grid
+// barrier (grid_barrier.cuh) makes what every block wrote visible to every block. The arithmetic
+// and its rounding points are the trainer's: fp16 operands, fp32 accumulation, fp32 master weights.
 //
 // When: steps_refusal() in steps.cuh, widths up to 512 at batches up to 256. The trainer uses the
 // persistent step there by default (chapter_step_launch in common/trainer.cuh) and everywhere else

@@ -43,7 +43,7 @@ struct Model {
   float* logits;
   float* step_losses;
   float* loss_partials;  // a loss sum per row tile of the output layer, summed by block 0
-  unsigned* barrier;  // grid_barrier's count
+  unsigned* barrier;     // grid_barrier's count
 };
 
 // Layer l's input X: the batch (the training images, gathered through the order) for layer 0,
