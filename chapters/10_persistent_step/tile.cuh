@@ -5,22 +5,25 @@
 //
 // The products of a small model are small: at batch 32 and hidden 128 a forward product is
 // 32 x 128 x 784, and a 128 x 128 tile (chapter 06's) would leave all but one block idle. The tile
-// here is 32 x 32, and its K is what the block's 8 warps share (sliced K): each warp multiplies the
-// whole 32 x 32 tile over its own 16 of every 128 columns of K, and at the end the 8 partial tiles
-// are added in shared memory, warp 0's first, then 1, ..., 7: a fixed order, so the same bits in
-// every run.
+// here is 32 x 32, 2 x 4 mma tiles of 16 x 8: one for each of the block's 8 warps, which
+// multiplies it over all of K, a K tile of 128 in 8 steps of 16, and finishes it through the
+// epilogue (finish_pair) straight from its accumulators.
 //
-//   K tile of 128:  | warp 0 | warp 1 | ... | warp 7 |   16 of K each, all 32 x 32 of C, as 2 x 4
-//                                                         mma tiles of 16 x 8 (32 accumulators a
-//                                                         thread)
-//   then:  partial[warp][element][lane] in shared memory; thread (w, lane) adds up its mma tile
-//          w's 4 elements over the 8 warps and finishes them through the epilogue (finish_pair)
+//   C tile 32 x 32:  | warp 0 | warp 1 | warp 2 | warp 3 |   rows  0-15    each warp: its 16 x 8
+//                    | warp 4 | warp 5 | warp 6 | warp 7 |   rows 16-31    over k = 0, 16, ..., K
+//
+// The steps of 16 go to kChains = 4 sets of accumulators in turn, added at the end: each mma then
+// waits for the one four steps back, not the last (the 49 steps over the first layer's 784 inputs
+// are 4 chains of 12 or 13, not one of 49). The first version gave each warp the whole tile over
+// an eighth of K (sliced K) and added the 8 partial tiles in shared memory: 64 KB of shared-memory
+// traffic, some 620 cycles of a tile's 2,180 on the H100 by the tile clock, where a warp per mma
+// tile needs none (docs/10_persistent_step.md, "One mma tile per warp").
 //
 // Four stages of cp.async copies (chapter 04's scheme) keep the next three K tiles in flight while
-// the warps multiply this one; the partial tiles then reuse the ring's shared memory. Only the
-// first layer's products have more than one K tile (784 inputs, 7 tiles), and there each tile
-// waits for its copies: with two stages the wait comes 7 times, with four it mostly comes once.
-// On the H100 four stages took 3-7% off a step, eight no more (docs/10_persistent_step.md).
+// the warps multiply this one. Only the first layer's products have more than one K tile (784
+// inputs, 7 tiles), and there each tile waits for its copies: with two stages the wait comes 7
+// times, with four it mostly comes once. On the H100 four stages took 3-7% off a step, eight no
+// more (docs/10_persistent_step.md).
 //
 // A tile's work is a few round trips to memory, not its arithmetic: the copies, then the
 // epilogue's own inputs (bias, activations, master weights), then the stores. The second need not
@@ -50,24 +53,24 @@ using smem_tiling::SmemTile;
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kTileM = 32;                                  // rows of C per block tile
-constexpr int kTileN = 32;                                  // columns of C per block tile
-constexpr int kTileK = kWarps * kMmaK;                      // 128: 16 of K for each warp
-constexpr int kStages = 4;                                  // K tiles in the ring
-constexpr int kMmaTilesM = kTileM / kMmaM;                  // 2
-constexpr int kMmaTilesN = kTileN / kMmaN;                  // 4
-constexpr int kAccumulators = kMmaTilesM * kMmaTilesN * 4;  // 32 per thread
-static_assert(kMmaTilesM * kMmaTilesN == kWarps, "each warp finishes one mma tile of the sum");
+constexpr int kTileM = 32;                  // rows of C per block tile
+constexpr int kTileN = 32;                  // columns of C per block tile
+constexpr int kTileK = 128;                 // columns of K per stage of the ring
+constexpr int kStages = 4;                  // K tiles in the ring
+constexpr int kMmaTilesM = kTileM / kMmaM;  // 2
+constexpr int kMmaTilesN = kTileN / kMmaN;  // 4
+static_assert(kMmaTilesM * kMmaTilesN == kWarps, "a warp per mma tile");
+constexpr int kChains = 4;  // accumulators a warp's steps of K go to in turn
+static_assert(kTileK % (kChains * kMmaK) == 0 && kChains % 2 == 0, "whole rounds, B in pairs");
 
 template <Op kOpA, Op kOpB>
 using RingFor = cp_async::Ring<SmemTile<kTileM, kTileK, kOpA == Op::N>,
                                SmemTile<kTileN, kTileK, kOpB == Op::T>, kStages>;
 
 // Shared memory a block needs for any of the step's products: the largest ring (both operands
-// MN-major, the weight gradient's) or the warps' partial tiles, which reuse it.
-constexpr int kPartialBytes = kWarps * kAccumulators * 32 * int(sizeof(float));
-constexpr int kSmemBytes = std::max({RingFor<Op::N, Op::T>::kBytes, RingFor<Op::N, Op::N>::kBytes,
-                                     RingFor<Op::T, Op::N>::kBytes, kPartialBytes});
+// MN-major, the weight gradient's).
+constexpr int kSmemBytes = std::max(
+    {RingFor<Op::N, Op::T>::kBytes, RingFor<Op::N, Op::N>::kBytes, RingFor<Op::T, Op::N>::kBytes});
 
 // A product of the step: the problem and its epilogue, and how its operands may be read.
 struct Product {
@@ -96,6 +99,23 @@ __device__ __forceinline__ void load_gathered_tile_async(const __half* images, c
         const __half* src = inside ? images + size_t(gathered[row]) * cols + col : images;
         cp_async::cp_async_16(dst, src, inside ? 16 : 0);
       });
+}
+
+// The B fragments of one 16 x 8 piece of op(B) at two steps of K, (k, n) and (k + 16, n): mma wants
+// each as the 8 x 8 matrices (rows k, cols n) at (0, 0) and (8, 0), so one ldmatrix.x4 fetches the
+// four at k, k + 8, k + 16 and k + 24 (chapter 03's load_b_fragments fetches two pieces side by
+// side along n instead).
+template <class Tile>
+__device__ __forceinline__ void load_b_fragments_along_k(const __half* tile, int k, int n, int lane,
+                                                         uint32_t (&b0)[2], uint32_t (&b1)[2]) {
+  const int ki = k + lane / 8 * 8, row = lane % 8;  // lane l names row l % 8 of matrix l / 8
+  uint32_t r[4];
+  if (Tile::kKMajor) {
+    mma_sync::ldmatrix_x4<false>(tile + (n + row) * Tile::kStride + ki, r);  // stored N x K
+  } else {
+    mma_sync::ldmatrix_x4<true>(tile + (ki + row) * Tile::kStride + n, r);  // stored K x N
+  }
+  b0[0] = r[0], b0[1] = r[1], b1[0] = r[2], b1[1] = r[3];
 }
 
 // Tile `tile` of x.p (row-major over the tiles of C), all of K, through the epilogue kKind. Every
@@ -138,76 +158,58 @@ __device__ void multiply_tile(const Product& x, int tile, uint8_t* smem) {
   // What the epilogue reads besides the product (the bias, the activations of ReLU', the fp32
   // master weights) was written phases ago: loaded now, while the copies are in flight, it costs
   // no wait of its own after the sum. A thread's elements are those it finishes below, at the mma
-  // fragment's places (mma.cuh).
+  // fragment's places (mma.cuh) in its warp's mma tile.
   const bool paired = columns_paired<kKind>(p);
-  const int finish_m = warp / kMmaTilesN, finish_n = warp % kMmaTilesN;
-  const int col = col0 + finish_n * kMmaN + lane % 4 * 2;
+  const int mma_m = warp / kMmaTilesN, mma_n = warp % kMmaTilesN;  // the warp's mma tile
+  const int col = col0 + mma_n * kMmaN + lane % 4 * 2;
   float2 input[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) {  // h = 0: row lane / 4, v[0..1]; h = 1: row lane / 4 + 8, v[2..3]
-    const int row = row0 + finish_m * kMmaM + lane / 4 + h * 8;
+    const int row = row0 + mma_m * kMmaM + lane / 4 + h * 8;
     input[h] = row < p.m && col < p.n ? epilogue_input_pair<kKind>(p, row, col, paired)
                                       : float2{0.0f, 0.0f};
   }
 
-  float acc[kMmaTilesM][kMmaTilesN][4] = {};
+  float acc[kChains][4] = {};  // chain c: the steps of 16 at k = 16 c, 16 (c + kChains), ...
   for (int t = 0; t < k_tiles; ++t) {
     cp_async::cp_async_wait<kStages - 2>();
     // Tile t is in shared memory for everyone, and everyone is done with tile t - 1, whose stage
     // the next line refills.
     __syncthreads();
     load_stage(t + kStages - 1);
-    const int k = warp * kMmaK;           // this warp's slice of the K tile
-    if (t * kTileK + k >= p.k) continue;  // past K: the slice holds only the copies' zeros
     const __half* a_tile = ring + t % kStages * Ring::kStageElements;
     const __half* b_tile = a_tile + ATile::kElements;
-    uint32_t a[kMmaTilesM][4], b[kMmaTilesN][2];
 #pragma unroll
-    for (int i = 0; i < kMmaTilesM; ++i) {
-      mma_sync::load_a_fragment<ATile>(a_tile, i * kMmaM, k, lane, a[i]);
-    }
+    for (int k = 0; k < kTileK; k += kChains * kMmaK) {
+      if (t * kTileK + k >= p.k) break;  // past K the tile holds only the copies' zeros
+      uint32_t a[kChains][4], b[kChains][2];
 #pragma unroll
-    for (int j = 0; j < kMmaTilesN; j += 2) {
-      mma_sync::load_b_fragments<BTile>(b_tile, k, j * kMmaN, lane, b[j], b[j + 1]);
-    }
-#pragma unroll
-    for (int i = 0; i < kMmaTilesM; ++i) {
-#pragma unroll
-      for (int j = 0; j < kMmaTilesN; ++j) mma_sync::mma_m16n8k16(acc[i][j], a[i], b[j]);
-    }
-  }
-  cp_async::cp_async_wait<0>();
-  __syncthreads();  // nobody reads the ring any more: the partial tiles take its place
-
-  // partial[warp][e][lane]: element e of the thread's accumulators, lanes side by side.
-  float* const partial = reinterpret_cast<float*>(smem);
-#pragma unroll
-  for (int i = 0; i < kMmaTilesM; ++i) {
-#pragma unroll
-    for (int j = 0; j < kMmaTilesN; ++j) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        partial[(warp * kAccumulators + (i * kMmaTilesN + j) * 4 + e) * 32 + lane] = acc[i][j][e];
+      for (int c = 0; c < kChains; ++c) {
+        mma_sync::load_a_fragment<ATile>(a_tile, mma_m * kMmaM, k + c * kMmaK, lane, a[c]);
       }
+#pragma unroll
+      for (int c = 0; c < kChains; c += 2) {
+        load_b_fragments_along_k<BTile>(b_tile, k + c * kMmaK, mma_n * kMmaN, lane, b[c], b[c + 1]);
+      }
+#pragma unroll
+      for (int c = 0; c < kChains; ++c) mma_sync::mma_m16n8k16(acc[c], a[c], b[c]);
     }
   }
-  __syncthreads();  // every warp's partial tile is in place before anyone adds them up
 
-  // Thread (warp, lane) finishes mma tile (finish_m, finish_n) = (warp / 4, warp % 4): its lane's
-  // 4 elements, summed over the warps in order.
-  float v[4] = {};
-  for (int w = 0; w < kWarps; ++w) {
-#pragma unroll
-    for (int e = 0; e < 4; ++e) v[e] += partial[(w * kAccumulators + warp * 4 + e) * 32 + lane];
-  }
+  // Thread (warp, lane) finishes its lane's 4 elements of the warp's mma tile.
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    const int row = row0 + finish_m * kMmaM + lane / 4 + h * 8;
+    const int row = row0 + mma_m * kMmaM + lane / 4 + h * 8;
     if (row < p.m && col < p.n) {
-      finish_pair<kKind>(p, row, col, float2{v[2 * h], v[2 * h + 1]}, input[h], paired);
+      float2 v = {0.0f, 0.0f};
+#pragma unroll
+      for (int c = 0; c < kChains; ++c) v.x += acc[c][2 * h], v.y += acc[c][2 * h + 1];
+      finish_pair<kKind>(p, row, col, v, input[h], paired);
     }
   }
-  __syncthreads();  // the partial tiles are read before the next tile's copies overwrite them
+  // Every warp is done with the ring before the next tile's copies refill it, and the block's
+  // threads see each other's results (the loss reads the logits tile, steps.cuh).
+  __syncthreads();
 }
 
 }  // namespace mnist::persistent_step
