@@ -10,6 +10,7 @@
 
 #include "02_smem_tiling/smem_tile.cuh"
 #include "10_persistent_step/grid_barrier.cuh"
+#include "10_persistent_step/on_chip.cuh"
 #include "10_persistent_step/schedule.cuh"
 #include "10_persistent_step/tile.cuh"
 #include "cuda_check.cuh"
@@ -213,8 +214,13 @@ inline int most_tiles(const Model& m) {
 // most what the occupancy calculator says fits.
 inline void train_steps(const StepBuffers& buffers, int steps, float learning_rate,
                         cudaStream_t stream) {
-  const std::string why = steps_refusal(sizes_of(buffers), buffers.batch);
+  const LayerSizes sizes = sizes_of(buffers);
+  const std::string why = steps_refusal(sizes, buffers.batch);
   if (!why.empty()) throw std::invalid_argument(why);  // and Model's arrays would not hold it
+  if (on_chip_refusal(sizes, buffers.batch).empty() && on_chip_runs_here()) {
+    train_steps_on_chip(model_of(buffers), sizes, steps, learning_rate, stream);
+    return;
+  }
   static const int resident =
       resident_blocks(persistent_training_kernel, kThreads, kSmemBytes);  // one GPU throughout
   static const bool cooperative = [] {

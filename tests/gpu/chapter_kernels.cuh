@@ -30,6 +30,9 @@ struct ChapterKernels {
   // for the models and batches the chapter's rule takes; its GEMMs (the fields above) are those of
   // the chapter it falls back to for the rest.
   const char* persistent = nullptr;
+  // Chapter 10 on: the kernel that trains, on one thread block cluster, the small models whose
+  // weights fit in its shared memory (on_chip_refusal in chapters/10_persistent_step/on_chip.cuh).
+  const char* on_chip = nullptr;
 };
 
 const ChapterKernels kChapterKernels[] = {
@@ -51,11 +54,13 @@ const ChapterKernels kChapterKernels[] = {
     // rest.
     {"09_swap_ab_split_k", "mnist::swap_ab_split_k::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab_split_k::swap_ab_gemm_kernel"},
-    // 10: the persistent training kernel where its rule takes the model (steps_refusal in
-    // chapters/10_persistent_step/steps.cuh); chapter 09's GEMMs for everything else.
+    // 10: the persistent training kernels where its rule takes the model (steps_refusal in
+    // chapters/10_persistent_step/steps.cuh), the on-chip one where the model fits on one cluster;
+    // chapter 09's GEMMs for everything else.
     {"10_persistent_step", "mnist::swap_ab_split_k::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab_split_k::swap_ab_gemm_kernel",
-     "mnist::persistent_step::persistent_training_kernel"},
+     "mnist::persistent_step::persistent_training_kernel",
+     "mnist::persistent_step::on_chip_training_kernel"},
 };
 // What chapters 07 and 08 fall back to, and what chapter 09 falls back to.
 const ChapterKernels& kChapter06 = kChapterKernels[5];

@@ -9,9 +9,10 @@
 //    while the steps run (after the first, which may record a CUDA graph), and the free device
 //    memory stays the same. As controls, the counter must see the trainer's one allocation (its
 //    arena) and each of the other counted calls.
-// 3. A partial last batch and the bias update, parameter by parameter: an epoch of two full
-//    batches and one partial batch on a small training split, then every layer's weights and
-//    biases against the reference. Controls: a reference whose biases learn at half the rate,
+// 3. A partial last batch and the bias update, parameter by parameter: an epoch of full batches
+//    and one partial batch on a small training split, at batch 37 and at batch 32 (from chapter 10
+//    on, the grid and the on-chip persistent kernels), then every layer's weights and biases
+//    against the reference. Controls: a reference whose biases learn at half the rate,
 //    one whose biases stay frozen, and one whose partial batch's weight gradient is averaged over
 //    the full batch size must all be told apart.
 // 4. A step replayed as a CUDA graph gives exactly the losses of the host-launched step.
@@ -19,9 +20,10 @@
 // 6. The chapter's newest kernels run in training: a configuration that reaches them, its first
 //    step captured and named (captured_kernels.cuh), its losses against the reference.
 // 7. From chapter 10 on, the kernel that trains many steps per launch (test_persistent_step): in
-//    the rule (four models, awkward widths and batches among them), one kernel, the reference's
-//    losses, the same bits in one launch or two; outside it, refused with one line. Tests 1, 3
-//    and 5 run it too: they use the chapter's own launch for their models, which its rule takes.
+//    the rule (five models, awkward widths and batches among them, two on the on-chip kernel),
+//    one kernel, the reference's losses, the same bits in one launch or two; outside it, refused
+//    with one line. Tests 1, 3 and 5 run it too: they use the chapter's own launch for their
+//    models, which its rule takes.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -262,12 +264,14 @@ double largest_parameter_gap(const char* label, const ModelParams& init,
   return largest;
 }
 
-// One epoch on kPartialImages training images at batch kPartialBatch: two full steps, then a
-// partial step of kPartialImages - 2 * kPartialBatch rows; the GPU's weights and biases after it
-// against the reference's, layer by layer. The trainer's buffers keep the previous step's rows
-// beyond the partial batch, so a product that runs over the full batch size there picks them up.
-void test_partial_batch(const Dataset& data) {
-  constexpr int kPartialImages = 101, kPartialBatch = 37;  // 37 + 37 + 27
+// One epoch on kPartialImages training images at batch `batch`: full steps, then a partial step
+// of kPartialImages % batch rows; the GPU's weights and biases after it against the reference's,
+// layer by layer. The trainer's buffers keep the previous step's rows beyond the partial batch, so
+// a product that runs over the full batch size there picks them up. The figures below are of
+// batch 37 (37 + 37 + 27); batch 32 is 32 + 32 + 32 + 5.
+void test_partial_batch(const Dataset& data, int batch) {
+  constexpr int kPartialImages = 101;
+  const int kPartialBatch = batch;
   // Largest |GPU loss - reference loss| of a step. Both are fp32 or better computations of the
   // same rows: 1e-6 apart in a CPU emulation of the GPU (the reference with fp32 sums in its GEMMs,
   // against its own float64 sums). A partial step's mean taken over the full batch size is 27%
@@ -314,7 +318,7 @@ void test_partial_batch(const Dataset& data) {
   const double gap = largest_parameter_gap("to the reference", init, reference, gpu, reference);
   CHECK_MSG(gap <= kParameterTolerance,
             "every layer's weights and biases follow the reference through a partial batch");
-  const int partial_rows = kPartialImages - 2 * kPartialBatch;
+  const int partial_rows = kPartialImages % kPartialBatch;
   const std::string over_batch = "partial dW over " + std::to_string(kPartialBatch) +
                                  " rows, not " + std::to_string(partial_rows);
   const SgdVariant controls[] = {
@@ -493,20 +497,23 @@ struct PersistentCase {
   int batch;
   LayerSizes sizes;
   int steps;
+  bool on_chip;  // the chapter's on-chip kernel trains it, not its grid kernel
 };
 const PersistentCase kPersistentCases[] = {
-    {32, {784, 128, 128, 128, 10}, 20},
-    {256, {784, 512, 512, 10}, 6},
-    {37, {784, 100, 37, 10}, 6},
-    {1, {784, 60, 10}, 2},
+    {32, {784, 128, 128, 128, 10}, 20, true},
+    {24, {784, 96, 64, 160, 10}, 12, true},  // 6, 4 and 10 rows a block; a batch short of 32
+    {256, {784, 512, 512, 10}, 6, false},
+    {37, {784, 100, 37, 10}, 6, false},
+    {1, {784, 60, 10}, 2, false},
 };
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-void test_persistent_step(const Dataset& data, const char* kernel) {
+void test_persistent_step(const Dataset& data, const testing::ChapterKernels& chapter) {
   for (const PersistentCase& c : kPersistentCases) {
+    const char* const kernel = c.on_chip ? chapter.on_chip : chapter.persistent;
     const std::string model = format_layer_sizes(c.sizes);
     const ModelParams init = init_params(c.sizes, kSeed);
     const std::vector<int> order = epoch_order(data.train.count, kSeed, 0);
@@ -581,7 +588,8 @@ int main(int argc, char** argv) {
     const Dataset data = load_dataset(argv[1]);
     test_memory_calls_counted();
     test_loss_curve(data);
-    test_partial_batch(data);
+    test_partial_batch(data, 37);
+    test_partial_batch(data, 32);
     test_graph_matches_host(data);
     test_accuracy(data);
     if (testing::chapter_kernels(chapter_name()).whole_k) {
@@ -589,8 +597,8 @@ int main(int argc, char** argv) {
     } else {
       test_newest_kernels(data, kReach);
     }
-    if (const char* persistent = testing::chapter_kernels(chapter_name()).persistent) {
-      test_persistent_step(data, persistent);
+    if (testing::chapter_kernels(chapter_name()).persistent) {
+      test_persistent_step(data, testing::chapter_kernels(chapter_name()));
     }
   } catch (const std::exception& error) {
     CHECK_MSG(false, error.what());
