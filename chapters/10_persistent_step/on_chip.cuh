@@ -1,35 +1,36 @@
 // The on-chip training step: where a small model fits in the shared memory of one thread block
 // cluster, the cluster trains it with its weights, activations and gradients on chip, from the
-// launch's first step to its last, and its blocks wait for each other at the cluster's own
-// hardware barrier instead of a grid barrier in L2.
+// launch's first step to its last, and a block waits only for the data it needs next, as it lands
+// in its own shared memory, instead of at a grid barrier in L2.
 //
 // The grid kernel (steps.cuh) pays, per phase, a round trip to L2 for its operands, another for
 // its stores to drain before the barrier's release, and the barrier's own atomic and polling in
 // L2: some 4,000 cycles a phase at batch 32, hidden 128, whatever the arithmetic
 // (docs/10_persistent_step.md, "Where a tile's time goes"). Here a phase reads only its own
-// shared memory, writes its results straight into the shared memory of the blocks that need them
-// (distributed shared memory, DSMEM), and ends at barrier.cluster, which goes through no memory.
+// shared memory and pushes its results straight into the shared memory of the blocks that need
+// them (distributed shared memory, DSMEM), with stores that count themselves off the receiver's
+// mbarrier (below, "Pushing data into another block's shared memory").
 //
 // Who owns what. The cluster is kClusterBlocks blocks; block b owns rows [b R, b R + R) of every
 // hidden layer's weights (R = out / kClusterBlocks), their fp16 copy and bias, and the output
 // layer is small enough (kClasses rows) that every block keeps all of it and updates it alike.
 //
 //   forward, hidden layer l       Y[:, own] = ReLU(X W_own^T + b_own), X whole in every block;
-//                                 Y[:, own] written into every block's X of layer l + 1
-//   --- cluster barrier ---
+//                                 Y[:, own] sent into every block's X of layer l + 1
+//   --- each block waits for the other 15 blocks' columns ---
 //   output layer (every block)    logits, softmax cross-entropy, dZ; the output layer's SGD;
 //                                 dZ of layer L-2, own columns: (dZ W)[:, own], masked by ReLU'
 //   backward, hidden layer l >= 1 dZ_own W_own, a B x in partial product, each block's columns
 //                                 sent to their owner; SGD of W_own, b_own
-//   --- cluster barrier ---
+//   --- each block waits for its columns of the other 15 partial products ---
 //   (each block)                  dZ of layer l - 1, own columns: its 16 partials added in block
 //                                 order, masked by ReLU'
 //   backward, layer 0             SGD of W_own, b_own: the step's end
 //
-// L - 1 + L - 2 cluster barriers a step where the grid kernel has 2 L grid barriers, and nothing
-// read from L2 but the batch, which is copied in one step ahead. What does not fit is the first
-// layer's fp32 master weights (25 KB a block at hidden 128, beside 99 KB of two batches): they stay
-// in global memory, read into registers while the last barrier of a step is waited for.
+// L - 1 + L - 2 waits a step where the grid kernel has 2 L grid barriers, and nothing read from
+// L2 but the batch, which is copied in one step ahead. What does not fit in shared memory is the
+// first layer's fp32 masters (25 KB a block at hidden 128, beside 99 KB of two batches): they
+// live in registers for the whole launch (FirstLayerMasters).
 //
 // When: on_chip_refusal() below; the trainer takes this kernel for the models it leaves empty,
 // and the grid kernel for the rest of steps_refusal()'s (steps.cuh).
@@ -86,7 +87,7 @@ struct OnChipLayout {
   int partial[2];            // kClusterBlocks slots of kOnChipRows x partial_cols floats
   int sums;                  // kWarps x 128 floats: the warps' partial tiles of a product split
                              // along K
-  int arrivals;              // kArrivals mbarriers (arrival_of)
+  int arrivals;              // kArrivals mbarriers (input_arrival, partial_arrival)
   int bytes;
 };
 
