@@ -1,5 +1,6 @@
 // Dynamic shared memory beyond 48 KB, and how many blocks of a kernel the whole GPU runs at once:
-// what a split-K heuristic and a persistent grid are sized by.
+// what a split-K heuristic and a persistent grid are sized by; the configuration of a launch in
+// clusters.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -28,5 +29,26 @@ int resident_blocks(Kernel kernel, int threads, int smem_bytes) {
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes));
   return sms * per_sm;
 }
+
+// A launch in thread block clusters of `cluster_blocks` blocks along x (chapter 10's on-chip
+// step): the configuration cudaLaunchKernelEx and cudaOccupancyMaxActiveClusters take. Not
+// copyable: the configuration points at its own attribute.
+struct ClusterLaunch {
+  cudaLaunchAttribute attribute = {};
+  cudaLaunchConfig_t config = {};
+  ClusterLaunch(int cluster_blocks, int blocks, int threads, int smem_bytes, cudaStream_t stream) {
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = cluster_blocks;
+    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
+    config.gridDim = dim3(blocks);
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem_bytes;
+    config.stream = stream;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
 
 }  // namespace mnist

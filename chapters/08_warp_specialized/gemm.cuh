@@ -1,5 +1,6 @@
 // Chapter 08: warp specialisation. Chapter 07's wgmma and TMA, with the copying and the
-// multiplying given to different warpgroups, and blocks that stay for many tiles.
+// multiplying given to different warpgroups, blocks that stay for many tiles, and the stored result
+// sent out by TMA.
 //
 // In chapter 07 every thread did both jobs: each K step all 256 threads waited for a copy, issued
 // their wgmmas, then met at __syncthreads so that thread 0 could refill the freed stage. The
@@ -36,12 +37,23 @@
 // 8192^3 they read 2048 rows of A and ~2100 columns of B, where row by row they would read ~530
 // rows of A and all 8192 columns of B.
 //
+// The stored result. A plain product (kStore, the square benchmarks') leaves as chapter 07's did,
+// 64 scattered 8-byte stores per thread, while the tensor cores wait: measured on the H100 with no
+// epilogue at all, the 4096^3 product ran 1.5x as fast (docs/08_warp_specialized.md). Here each
+// consumer writes 32 columns of its 64 rows into a staging box in shared memory, in the swizzled
+// layout TMA reads, and one thread hands the box to the copy engine, which writes whole lines of C
+// while the warpgroup fills the next box; two boxes per consumer, so the last ones of a tile are
+// still leaving while the next tile's main loop starts (store_accumulators). The fused epilogues
+// of training keep chapter 07's stores.
+//
 // When: the products chapter 07's kernel takes (wgmma_takes in 07_wgmma/dispatch.cuh); the
 // others go to chapter 06's kernel. The rest is chapter 07's (wgmma.cuh, tma.cuh).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "06_fused_step/gemm.cuh"
 #include "07_wgmma/dispatch.cuh"
@@ -73,6 +85,12 @@ constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;  // 168 per thread at
 constexpr int kProducerRegisters = 40;                      // per thread after setmaxnreg.dec
 constexpr int kConsumerRegisters = 232;                     // per thread after setmaxnreg.inc
 constexpr int kGroupTileRows = 16;                          // tile rows per group of the tile order
+// The stored result (kStore) leaves through shared memory: per consumer two staging buffers of one
+// TMA box each, 32 columns (128 bytes of floats, the swizzle span) by the consumer's 64 rows.
+constexpr int kStoreBoxColumns = kSwizzleBytes / int(sizeof(float));             // 32
+constexpr int kStoreBoxBytes = kStoreBoxColumns * kWgmmaM * int(sizeof(float));  // 8 KB
+constexpr int kStoreBuffers = 2;
+constexpr int kStagingBytes = kConsumers * kStoreBuffers * kStoreBoxBytes;  // 32 KB
 static_assert(kProducerRegisters * kWarpgroupThreads +
                       kConsumerRegisters * kConsumers * kWarpgroupThreads <=
                   kLaunchRegisters * kThreads,
@@ -82,6 +100,10 @@ static_assert(kProducerRegisters * kWarpgroupThreads +
 // empty[kStages].
 template <Op kOpA, Op kOpB>
 using RingFor = Ring<kBlockTileM, kBlockTileN, kOpA, kOpB, kStages, 2>;
+
+// The block's shared memory: the ring's stages, the staging buffers, then the ring's barriers.
+template <class Ring>
+constexpr int kSmemBytes = Ring::kSmemBytes + kStagingBytes;
 
 // Tiles of C: the blocks' loop bound on the device, the grid's upper bound on the host.
 __host__ __device__ inline int tile_count(const GemmProblem& p) {
@@ -113,6 +135,78 @@ __device__ __forceinline__ void tile_origin(const GemmProblem& p, int tile, int&
   col0 = in_group / group_rows * kBlockTileN;
 }
 
+// TMA's store: the box of the stored matrix whose first element is (inner, outer), from shared
+// memory at `source`, in this thread's current bulk group. The copy engine skips what lies outside
+// the matrix.
+__device__ __forceinline__ void tma_store(const CUtensorMap& map, int inner, int outer,
+                                          uint32_t source) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+          reinterpret_cast<uint64_t>(&map)),
+      "r"(inner), "r"(outer), "r"(source)
+      : "memory");
+}
+
+__device__ __forceinline__ void bulk_commit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+
+// Returns once at most kPending of this thread's bulk groups have still to read their source.
+template <int kPending>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Returns once all of this thread's bulk groups are complete: their writes done.
+__device__ __forceinline__ void bulk_wait_all() {
+  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+
+// Barrier `id` (1 + consumer: 0 is __syncthreads') among one warpgroup's 128 threads.
+__device__ __forceinline__ void warpgroup_barrier(int id) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(kWarpgroupThreads) : "memory");
+}
+
+// The consumer's 64 x 256 accumulators, whose first element is (row0, col0) of C, stored by TMA
+// through its two staging buffers at `staging`, 32 columns at a time. Each thread writes its
+// float pairs into the box with the 128-byte swizzle of tma.cuh (16-byte chunk j of row r at
+// j ^ (r % 8)), so that a warp's 8 rows fall in different banks; thread 0 of the warpgroup then
+// starts the box's store and goes on. Before a buffer is written again, the store that read it
+// kStoreBuffers boxes ago must have read it (bulk_wait_read). The last boxes of a tile are still
+// being stored while the consumer multiplies the next tile.
+__device__ __forceinline__ void store_accumulators(const CUtensorMap& map_c,
+                                                   const float (&acc)[kAccumulators], int consumer,
+                                                   uint32_t staging, int row0, int col0) {
+  const int thread = threadIdx.x % kWarpgroupThreads;
+  const int warp = thread / 32, lane = thread % 32;
+  constexpr int kBlocksPerBox = kStoreBoxColumns / 8;  // 8-column blocks of the accumulators
+#pragma unroll
+  for (int box = 0; box < kWgmmaN / kStoreBoxColumns; ++box) {
+    const uint32_t buffer = staging + box % kStoreBuffers * kStoreBoxBytes;
+    if (thread == 0) bulk_wait_read<kStoreBuffers - 1>();
+    warpgroup_barrier(1 + consumer);  // the buffer's previous store has read it
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int r = warp * 16 + lane / 4 + 8 * h;
+#pragma unroll
+      for (int b = 0; b < kBlocksPerBox; ++b) {
+        const int i = box * kBlocksPerBox + b;  // the 8-column block of the accumulators
+        const int byte = (8 * b + lane % 4 * 2) * int(sizeof(float));  // within the box's row
+        const uint32_t at = buffer + r * kSwizzleBytes + ((byte / 16) ^ (r % 8)) * 16 + byte % 16;
+        asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(acc[4 * i + 2 * h]),
+                     "f"(acc[4 * i + 2 * h + 1])
+                     : "memory");
+      }
+    }
+    fence_proxy_async();  // this thread's writes, visible to the copy engine
+    warpgroup_barrier(1 + consumer);
+    if (thread == 0) {
+      tma_store(map_c, col0 + box * kStoreBoxColumns, row0, buffer);
+      bulk_commit();
+    }
+  }
+}
+
 // The producer (one thread): fills the ring, stage after stage, with the K tiles of every tile
 // of this block, as fast as the consumers empty it.
 template <class Ring>
@@ -140,7 +234,8 @@ __device__ __forceinline__ void produce(const CUtensorMap& map_a, const CUtensor
 // A consumer warpgroup: rows [consumer * 64, consumer * 64 + 64) of every tile of this block.
 template <class Ring, EpilogueKind kKind>
 __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, uint32_t ring,
-                                        uint32_t full, uint32_t empty) {
+                                        uint32_t full, uint32_t empty, const CUtensorMap& map_c,
+                                        bool store_by_tma, uint32_t staging) {
   const int lane = threadIdx.x % 32;
   const int k_tiles = (p.k + kTileK - 1) / kTileK;
   const bool paired = columns_paired<kKind>(p);
@@ -164,8 +259,13 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, uint
     wgmma_wait<0>();
     if (lane == 0) mbarrier_arrive(empty + previous * sizeof(uint64_t));
     accumulators_settled(acc);
-    finish_accumulators<kKind>(p, acc, row0 + consumer * kWgmmaM, col0, paired);
+    if (kKind == EpilogueKind::kStore && store_by_tma) {
+      store_accumulators(map_c, acc, consumer, staging, row0 + consumer * kWgmmaM, col0);
+    } else {
+      finish_accumulators<kKind>(p, acc, row0 + consumer * kWgmmaM, col0, paired);
+    }
   }
+  if (threadIdx.x % kWarpgroupThreads == 0) bulk_wait_all();  // C is written when the kernel ends
 }
 
 #endif  // sm_90a
@@ -176,12 +276,14 @@ template <Op kOpA, Op kOpB, EpilogueKind kKind>
 __global__ void __launch_bounds__(kThreads, 1)
     warp_specialized_gemm_kernel(const __grid_constant__ CUtensorMap map_a,
                                  const __grid_constant__ CUtensorMap map_b,
+                                 const __grid_constant__ CUtensorMap map_c, bool store_by_tma,
                                  const __grid_constant__ GemmProblem p) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using Ring = RingFor<kOpA, kOpB>;
   extern __shared__ __align__(16) uint8_t smem[];
   const uint32_t ring = ring_start(smem);
-  const uint32_t full = ring + kStages * Ring::kStageBytes;
+  const uint32_t staging = ring + kStages * Ring::kStageBytes;  // a swizzle atom apart, as the ring
+  const uint32_t full = staging + kStagingBytes;
   const uint32_t empty = full + kStages * sizeof(uint64_t);
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -199,11 +301,35 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) produce<Ring>(map_a, map_b, p, ring, full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegisters>();
-    consume<Ring, kKind>(warpgroup - 1, p, ring, full, empty);
+    consume<Ring, kKind>(warpgroup - 1, p, ring, full, empty, map_c, store_by_tma,
+                         staging + (warpgroup - 1) * kStoreBuffers * kStoreBoxBytes);
   }
 #else
   __trap();  // built without sm_90a: see wgmma.cuh
 #endif
+}
+
+// TMA can store C: its rows a multiple of 16 bytes, its start 16-byte aligned.
+inline bool stores_by_tma(const GemmProblem& p) {
+  return p.n % 4 == 0 && reinterpret_cast<uintptr_t>(p.c) % 16 == 0;
+}
+
+// The tensor map of C for store_accumulators: boxes of 32 columns by 64 rows, 128-byte swizzle.
+inline CUtensorMap store_map(const GemmProblem& p) {
+  CUtensorMap map;
+  const cuuint64_t size[2] = {cuuint64_t(p.n), cuuint64_t(p.m)};
+  const cuuint64_t row_stride[1] = {cuuint64_t(p.n) * sizeof(float)};
+  const cuuint32_t box[2] = {kStoreBoxColumns, kWgmmaM};
+  const cuuint32_t element_stride[2] = {1, 1};
+  const CUresult result = tensor_map_encoder()(
+      &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, p.c, size, row_stride, box, element_stride,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (result != CUDA_SUCCESS) {
+    throw std::runtime_error("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(result) +
+                             ") for C, " + std::to_string(p.m) + " x " + std::to_string(p.n));
+  }
+  return map;
 }
 
 template <Op kOpA, Op kOpB, EpilogueKind kKind>
@@ -211,10 +337,12 @@ void launch_warp_specialized(const GemmProblem& p, cudaStream_t stream) {
   using Ring = RingFor<kOpA, kOpB>;
   // The persistent grid: as many blocks as the GPU runs at once (one per SM).
   const auto kernel = warp_specialized_gemm_kernel<kOpA, kOpB, kKind>;
-  static const int resident = resident_blocks(kernel, kThreads, Ring::kSmemBytes);
+  static const int resident = resident_blocks(kernel, kThreads, kSmemBytes<Ring>);
   const TensorMaps<typename Ring::A, typename Ring::B> maps(p);
+  const bool store_by_tma = kKind == EpilogueKind::kStore && stores_by_tma(p);
+  const CUtensorMap map_c = store_by_tma ? store_map(p) : CUtensorMap{};
   const int blocks = std::min(tile_count(p), resident);
-  kernel<<<blocks, kThreads, Ring::kSmemBytes, stream>>>(maps.a, maps.b, p);
+  kernel<<<blocks, kThreads, kSmemBytes<Ring>, stream>>>(maps.a, maps.b, map_c, store_by_tma, p);
 }
 
 inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {

@@ -48,6 +48,7 @@
 #include "cuda_check.cuh"
 #include "dataset.hpp"
 #include "mlp_device.cuh"
+#include "occupancy.cuh"
 
 namespace mnist::persistent_step {
 
@@ -675,19 +676,10 @@ inline bool on_chip_runs_here() {
                                     cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     CUDA_CHECK(cudaFuncSetAttribute(on_chip_training_kernel,
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, kOnChipSmemLimit));
-    cudaLaunchAttribute attribute = {};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = kClusterBlocks;
-    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
-    cudaLaunchConfig_t config = {};
-    config.gridDim = dim3(kClusterBlocks);
-    config.blockDim = dim3(kThreads);
-    config.dynamicSmemBytes = kOnChipSmemLimit;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
+    const ClusterLaunch launch(kClusterBlocks, kClusterBlocks, kThreads, kOnChipSmemLimit, nullptr);
     int clusters = 0;
     const cudaError_t status =
-        cudaOccupancyMaxActiveClusters(&clusters, on_chip_training_kernel, &config);
+        cudaOccupancyMaxActiveClusters(&clusters, on_chip_training_kernel, &launch.config);
     if (status != cudaSuccess) {
       (void)cudaGetLastError();  // a GPU without clusters answers with an error: not ours to keep
       return false;
@@ -701,18 +693,9 @@ inline bool on_chip_runs_here() {
 inline void train_steps_on_chip(const Model& m, const LayerSizes& sizes, int steps,
                                 float learning_rate, cudaStream_t stream) {
   const OnChipLayout layout = on_chip_layout(sizes.data(), m.layers);
-  cudaLaunchAttribute attribute = {};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = kClusterBlocks;
-  attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(kClusterBlocks);
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = layout.bytes;
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  CUDA_CHECK(cudaLaunchKernelEx(&config, on_chip_training_kernel, m, layout, steps, learning_rate));
+  const ClusterLaunch launch(kClusterBlocks, kClusterBlocks, kThreads, layout.bytes, stream);
+  CUDA_CHECK(
+      cudaLaunchKernelEx(&launch.config, on_chip_training_kernel, m, layout, steps, learning_rate));
 }
 
 }  // namespace mnist::persistent_step

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Session 15's square-product experiments on chapter 08, one row per tree of each call: the median
+over the call's processes of the chapter's fraction of cuBLAS (CUDA-graph timing), per case.
+  docs/results/session15/squares_calls.py > docs/results/session15/squares_calls.md
+"""
+import csv
+import io
+import os
+import statistics
+import tarfile
+from collections import defaultdict
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CALLS = [  # (call, tarball, {tree: what it is})
+    (2, "call2/r2.tar.gz", {"old": "HEAD", "new": "clusters, release.cluster arrivals",
+                            "cta": "clusters, CTA-scope arrivals"}),
+    (3, "call3/r3.tar.gz", {"old": "HEAD", "cta": "clusters, CTA-scope arrivals"}),
+    (4, "call4/r4.tar.gz", {"old": "HEAD", "noepi": "no epilogue (bound)"}),
+    (5, "call5/r5.tar.gz", {"old": "HEAD", "epi": "stored through TMA"}),
+    (6, "call6/r6.tar.gz", {"old": "HEAD", "epi": "stored through TMA",
+                            "s3b4": "TMA, 3 stages, 4 boxes"}),
+]
+CASES = ["square 4096", "square 4096 backward-data", "square 4096 backward-weight", "square 8192"]
+
+
+def main():
+    print("Chapter 08's fraction of cuBLAS, median over the call's processes (H100, 2026-11-24)\n")
+    print("| call | tree | processes | 4096 | 4096 backward-data | 4096 backward-weight | 8192 |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    for call, tarball, trees in CALLS:
+        fractions = defaultdict(lambda: defaultdict(list))  # tree -> case -> values
+        processes = defaultdict(int)
+        with tarfile.open(os.path.join(HERE, tarball)) as tar:
+            for member in tar.getmembers():
+                parts = member.name.split("/")
+                if not (member.isfile() and parts[-1].startswith("squares_")):
+                    continue
+                tree = parts[-2]
+                processes[tree] += 1
+                text = tar.extractfile(member).read().decode()
+                for row in csv.DictReader(io.StringIO(text)):
+                    fractions[tree][row["case"]].append(float(row["graph_fraction_of_cublas"]))
+        for tree, what in trees.items():
+            cells = " | ".join(f"{100 * statistics.median(fractions[tree][c]):.1f}%" for c in CASES)
+            print(f"| {call} | {what} | {processes[tree]} | {cells} |")
+
+
+if __name__ == "__main__":
+    main()
