@@ -162,9 +162,15 @@ __device__ __forceinline__ void bulk_wait_all() {
   asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 }
 
-// Barrier `id` (1 + consumer: 0 is __syncthreads') among one warpgroup's 128 threads.
-__device__ __forceinline__ void warpgroup_barrier(int id) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(kWarpgroupThreads) : "memory");
+// A barrier of consumer warpgroup `consumer` alone (named barrier 1 + consumer; __syncthreads uses
+// 0): the producer and the other consumer go on. The barrier's number is written into the
+// instruction: given in a register, ptxas reserves all 16 of the block's barriers.
+__device__ __forceinline__ void warpgroup_sync(int consumer) {
+  if (consumer == 0) {
+    asm volatile("bar.sync 1, %0;\n" ::"n"(kWarpgroupThreads) : "memory");
+  } else {
+    asm volatile("bar.sync 2, %0;\n" ::"n"(kWarpgroupThreads) : "memory");
+  }
 }
 
 // The consumer's 64 x 256 accumulators, whose first element is (row0, col0) of C, stored by TMA
@@ -184,7 +190,7 @@ __device__ __forceinline__ void store_accumulators(const CUtensorMap& map_c,
   for (int box = 0; box < kWgmmaN / kStoreBoxColumns; ++box) {
     const uint32_t buffer = staging + box % kStoreBuffers * kStoreBoxBytes;
     if (thread == 0) bulk_wait_read<kStoreBuffers - 1>();
-    warpgroup_barrier(1 + consumer);  // the buffer's previous store has read it
+    warpgroup_sync(consumer);  // the buffer's previous store has read it
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int r = warp * 16 + lane / 4 + 8 * h;
@@ -199,7 +205,7 @@ __device__ __forceinline__ void store_accumulators(const CUtensorMap& map_c,
       }
     }
     fence_proxy_async();  // this thread's writes, visible to the copy engine
-    warpgroup_barrier(1 + consumer);
+    warpgroup_sync(consumer);
     if (thread == 0) {
       tma_store(map_c, col0 + box * kStoreBoxColumns, row0, buffer);
       bulk_commit();

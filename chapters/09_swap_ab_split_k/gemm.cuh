@@ -125,17 +125,6 @@ __device__ __forceinline__ int unit_count(const GemmProblem& p, int tile_rows, i
   return (p.n + tile_rows - 1) / tile_rows * splits;
 }
 
-// A barrier of consumer warpgroup `consumer` alone (named barrier 1 + consumer; __syncthreads uses
-// 0): the producer and the other consumer go on. The barrier's number is written into the
-// instruction: given in a register, ptxas reserves all 16 of the block's barriers.
-__device__ __forceinline__ void warpgroup_sync(int consumer) {
-  if (consumer == 0) {
-    asm volatile("bar.sync 1, %0;\n" ::"n"(kWarpgroupThreads) : "memory");
-  } else {
-    asm volatile("bar.sync 2, %0;\n" ::"n"(kWarpgroupThreads) : "memory");
-  }
-}
-
 // The producer (one thread): fills the ring with the K tiles of every (tile, split) unit of this
 // block, as chapter 08's fills it with those of every tile.
 template <class Block>
@@ -185,7 +174,7 @@ __device__ __forceinline__ bool sum_splits_if_last(float (&acc)[kCount], const S
   for (int v = 0; v < kVectors; ++v) {
     __stcg(at(split, v), make_float4(acc[4 * v], acc[4 * v + 1], acc[4 * v + 2], acc[4 * v + 3]));
   }
-  warpgroup_sync(consumer);  // every thread's stores come before the count
+  warp_specialized::warpgroup_sync(consumer);  // every thread's stores come before the count
   if (thread == 0) {
     __threadfence();  // release: whoever sees this arrival sees the stores above
     const bool last = atomicAdd(&tile_arrivals[tile], 1) == unsigned(plan.splits - 1);
@@ -193,7 +182,7 @@ __device__ __forceinline__ bool sum_splits_if_last(float (&acc)[kCount], const S
     __threadfence();  // acquire: the loads below see the stores of every arrival counted
     *arrived_last = last;
   }
-  warpgroup_sync(consumer);
+  warp_specialized::warpgroup_sync(consumer);
   if (!*arrived_last) return false;
 #pragma unroll
   for (int v0 = 0; v0 < kVectors; v0 += kChunk) {
