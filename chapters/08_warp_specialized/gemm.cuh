@@ -37,14 +37,15 @@
 // 8192^3 they read 2048 rows of A and ~2100 columns of B, where row by row they would read ~530
 // rows of A and all 8192 columns of B.
 //
-// The stored result. A plain product (kStore, the square benchmarks') leaves as chapter 07's did,
-// 64 scattered 8-byte stores per thread, while the tensor cores wait: measured on the H100 with no
-// epilogue at all, the 4096^3 product ran 1.5x as fast (docs/08_warp_specialized.md). Here each
-// consumer writes 32 columns of its 64 rows into a staging box in shared memory, in the swizzled
-// layout TMA reads, and one thread hands the box to the copy engine, which writes whole lines of C
-// while the warpgroup fills the next box; two boxes per consumer, so the last ones of a tile are
-// still leaving while the next tile's main loop starts (store_accumulators). The fused epilogues
-// of training keep chapter 07's stores.
+// The stored result. In chapter 07 a plain product (kStore, the square benchmarks') leaves as 64
+// scattered 8-byte stores per thread, while the tensor cores wait; on the H100 a copy of this
+// kernel that stores nothing (its results still used) runs 3-13% faster than this one does
+// (docs/08_warp_specialized.md), so the store is worth overlapping. Here each consumer writes 32
+// columns of its 64 rows into a staging box in shared memory, in the swizzled layout TMA reads,
+// and one thread hands the box to the copy engine, which writes whole lines of C while the
+// warpgroup fills the next box; two boxes per consumer, so the last ones of a tile are still
+// leaving while the next tile's main loop starts (store_accumulators). The fused epilogues of
+// training keep chapter 07's stores.
 //
 // When: the products chapter 07's kernel takes (wgmma_takes in 07_wgmma/dispatch.cuh); the
 // others go to chapter 06's kernel. The rest is chapter 07's (wgmma.cuh, tma.cuh).
