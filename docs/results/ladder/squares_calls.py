@@ -25,6 +25,9 @@ CALLS = [  # (call, tarball under docs/results, {tree: what it is})
                                            "dead": "no stores, results unused: no math left"}),
     ("16.2", "session16/call2/r2.tar.gz", {"old": "HEAD (stored through TMA)",
                                            "alive": "no stores, results used (bound)"}),
+    ("16.3", "session16/call3/r3.tar.gz", {"old": "HEAD (stored through TMA)",
+                                           "lag2": "consumers 2 K tiles apart",
+                                           "lag4": "consumers 4 K tiles apart"}),
 ]
 CASES = ["square 4096", "square 4096 backward-data", "square 4096 backward-weight", "square 8192"]
 
