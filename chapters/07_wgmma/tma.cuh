@@ -173,25 +173,35 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return encode;
 }
 
+// A tensor map of `rows` rows of `row_length` elements of `element_bytes` each, from `base`, read
+// or written in boxes of box_inner x box_outer elements with the 128-byte swizzle; `what` names
+// the matrix in the error.
+inline CUtensorMap encode_tensor_map(void* base, CUtensorMapDataType type, int element_bytes,
+                                     int row_length, int rows, int box_inner, int box_outer,
+                                     CUtensorMapL2promotion promotion, const std::string& what) {
+  CUtensorMap map;
+  const cuuint64_t size[2] = {cuuint64_t(row_length), cuuint64_t(rows)};  // innermost first
+  const cuuint64_t row_stride[1] = {cuuint64_t(row_length) * element_bytes};
+  const cuuint32_t box[2] = {cuuint32_t(box_inner), cuuint32_t(box_outer)};
+  const cuuint32_t element_stride[2] = {1, 1};
+  const CUresult result = tensor_map_encoder()(
+      &map, type, 2, base, size, row_stride, box, element_stride, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (result != CUDA_SUCCESS) {
+    throw std::runtime_error("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(result) +
+                             ") for " + what + ", " + std::to_string(rows) + " x " +
+                             std::to_string(row_length));
+  }
+  return map;
+}
+
 // The tensor map for Tile's boxes of an operand stored as `rows` rows of `row_length` halves.
 // Outside the matrix the copies read zeros (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE).
 template <class Tile>
 CUtensorMap make_tensor_map(const __half* x, int row_length, int rows) {
-  CUtensorMap map;
-  const cuuint64_t size[2] = {cuuint64_t(row_length), cuuint64_t(rows)};  // innermost first
-  const cuuint64_t row_stride[1] = {cuuint64_t(row_length) * sizeof(__half)};
-  const cuuint32_t box[2] = {Tile::kBoxInner, Tile::kBoxOuter};
-  const cuuint32_t element_stride[2] = {1, 1};
-  const CUresult result = tensor_map_encoder()(
-      &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<__half*>(x), size, row_stride, box,
-      element_stride, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (result != CUDA_SUCCESS) {
-    throw std::runtime_error("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(result) +
-                             ") for a " + std::to_string(rows) + " x " +
-                             std::to_string(row_length) + " operand");
-  }
-  return map;
+  return encode_tensor_map(const_cast<__half*>(x), CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                           int(sizeof(__half)), row_length, rows, Tile::kBoxInner, Tile::kBoxOuter,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "an operand");
 }
 
 // The tensor maps of a problem's two operands, each as stored: rows of k (K-major) or of m or n

@@ -53,8 +53,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <stdexcept>
-#include <string>
 
 #include "06_fused_step/gemm.cuh"
 #include "07_wgmma/dispatch.cuh"
@@ -323,20 +321,8 @@ inline bool stores_by_tma(const GemmProblem& p) {
 
 // The tensor map of C for store_accumulators: boxes of 32 columns by 64 rows, 128-byte swizzle.
 inline CUtensorMap store_map(const GemmProblem& p) {
-  CUtensorMap map;
-  const cuuint64_t size[2] = {cuuint64_t(p.n), cuuint64_t(p.m)};
-  const cuuint64_t row_stride[1] = {cuuint64_t(p.n) * sizeof(float)};
-  const cuuint32_t box[2] = {kStoreBoxColumns, kWgmmaM};
-  const cuuint32_t element_stride[2] = {1, 1};
-  const CUresult result = tensor_map_encoder()(
-      &map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, p.c, size, row_stride, box, element_stride,
-      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (result != CUDA_SUCCESS) {
-    throw std::runtime_error("cuTensorMapEncodeTiled failed (CUresult " + std::to_string(result) +
-                             ") for C, " + std::to_string(p.m) + " x " + std::to_string(p.n));
-  }
-  return map;
+  return encode_tensor_map(p.c, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, int(sizeof(float)), p.n, p.m,
+                           kStoreBoxColumns, kWgmmaM, CU_TENSOR_MAP_L2_PROMOTION_NONE, "C");
 }
 
 template <Op kOpA, Op kOpB, EpilogueKind kKind>
