@@ -44,6 +44,7 @@
 
 #include "03_mma_sync/mma.cuh"
 #include "04_cp_async/cp_async.cuh"
+#include "07_wgmma/tma.cuh"
 #include "10_persistent_step/schedule.cuh"
 #include "cuda_check.cuh"
 #include "dataset.hpp"
@@ -186,10 +187,11 @@ __device__ __forceinline__ void ldmatrix_x2(const __half* row_address, uint32_t 
 // into a block of the cluster and counts its bytes off an mbarrier in that block: the receiver
 // says how many bytes it expects (expect_tx), and its mbarrier's phase completes when they have
 // all landed. No fence, no barrier across the cluster; a block waits for exactly the data it
-// reads (PTX ISA: st.async, mbarrier).
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
+// reads (PTX ISA: st.async, mbarrier). The mbarrier's instructions are chapter 07's (tma.cuh),
+// whose wrappers, like this chapter's on-chip kernel, exist only for the sm_90a feature set.
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+using wgmma::shared_address;
 
 // The address of `local`'s twin in block `block` of the cluster (same offset, same layout).
 __device__ __forceinline__ uint32_t address_in(const void* local, int block) {
@@ -198,10 +200,6 @@ __device__ __forceinline__ uint32_t address_in(const void* local, int block) {
                : "=r"(remote)
                : "r"(shared_address(local)), "r"(block));
   return remote;
-}
-
-__device__ __forceinline__ void mbarrier_init(uint64_t* arrival) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(arrival)) : "memory");
 }
 
 // 16, 8 or 4 bytes to `remote` (address_in), counted off the mbarrier at `remote_arrival`.
@@ -234,10 +232,7 @@ __device__ __forceinline__ void store_async(uint32_t remote, __half2 v, uint32_t
 __device__ __forceinline__ void receive(uint64_t* arrivals, int arrival, int bytes,
                                         uint32_t& phases) {
   const uint32_t at = shared_address(arrivals + arrival);
-  if (threadIdx.x == 0) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(at), "r"(bytes)
-                 : "memory");
-  }
+  if (threadIdx.x == 0) wgmma::mbarrier_arrive_expect_tx(at, bytes);
   const uint32_t parity = phases >> arrival & 1;
   asm volatile(
       "{\n"
@@ -384,14 +379,12 @@ __device__ inline void move_parameters(const Model& m, const OnChipLayout& s, ui
   }
 }
 
-// bias -= learning_rate * (the column sums of dZ over `rows` rows, in row order), as
-// bias_sgd_column (mlp_device.cuh) does it for the step-by-step trainer; dZ in shared memory.
+// bias -= learning_rate * (the column sums of dZ over `rows` rows, in row order): bias_sgd_column
+// (mlp_device.cuh), the step-by-step trainer's, over dZ in shared memory (rows kDzStride apart).
 __device__ inline void bias_sgd_shared(const __half* dz, float* bias, int cols, int rows,
                                        float learning_rate) {
   for (int col = threadIdx.x; col < cols; col += kThreads) {
-    float sum = 0.0f;
-    for (int r = 0; r < rows; ++r) sum += __half2float(dz[r * kDzStride + col]);
-    bias[col] -= learning_rate * sum;
+    bias_sgd_column(dz, bias, kDzStride, col, rows, learning_rate);
   }
 }
 
@@ -469,6 +462,8 @@ struct FirstLayerMasters {
   }
 };
 
+#endif  // sm_90a
+
 // Steps *step_index, ..., *step_index + steps - 1, by one cluster of kClusterBlocks blocks.
 //
 // Who may overwrite what. A block writes into another's buffer only what that block waits for
@@ -483,6 +478,7 @@ struct FirstLayerMasters {
 __global__ void __launch_bounds__(kThreads, 1)
     on_chip_training_kernel(const __grid_constant__ Model m, const __grid_constant__ OnChipLayout s,
                             int steps, float learning_rate) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(16) uint8_t smem[];
   cg::cluster_group cluster = cg::this_cluster();
   const int me = static_cast<int>(cluster.block_rank());
@@ -499,7 +495,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    for (int i = 0; i < kArrivals; ++i) mbarrier_init(arrivals + i);
+    for (int i = 0; i < kArrivals; ++i) wgmma::mbarrier_init(shared_address(arrivals + i), 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   move_parameters(m, s, smem, me, true);
@@ -666,6 +662,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   move_parameters(m, s, smem, me, false);
   if (me == 0 && threadIdx.x == 0) *m.step_index = first + steps;
   cluster.sync();  // no block leaves while another may still write into its shared memory
+#else
+  __trap();  // built without sm_90a: see 07_wgmma/wgmma.cuh
+#endif
 }
 
 // Whether this GPU runs a cluster of kClusterBlocks blocks of this kernel with the most shared
