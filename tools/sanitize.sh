@@ -46,13 +46,18 @@ for test in "$build"/tests/test_gemm_*; do
     sanitize "$tool" "${tool}_$chapter" "$test" "$seed" sanitize
   done
 done
-# Every tool on the trainers too: chapter 10's kernel, which runs the whole step, runs only there.
+# Every tool on the trainers too: chapter 10's kernels, which run the whole step, run only there,
+# at batch 96 the step-by-step one and at batch 32 the on-chip one (batches up to 32).
 for trainer in "$build"/chapters/train_*; do
   [ -f "$trainer" ] && [ -x "$trainer" ] || continue
   chapter=${trainer##*/train_}
   for tool in memcheck racecheck initcheck synccheck; do
-    sanitize "$tool" "${tool}_train_$chapter" "$trainer" --hidden 64 --batch 96 --epochs 1 \
-      --max-steps 3 --out-dir "$logs/${tool}_train_$chapter"
+    for batch in 96 32; do
+      label=${tool}_train_$chapter
+      [ $batch = 32 ] && label=${tool}_train_b32_$chapter
+      sanitize "$tool" "$label" "$trainer" --hidden 64 --batch $batch --epochs 1 --max-steps 3 \
+        --out-dir "$logs/$label"
+    done
   done
 done
 wait

@@ -28,6 +28,7 @@ CALLS = [  # (call, tarball under docs/results, {tree: what it is})
     ("16.3", "session16/call3/r3.tar.gz", {"old": "HEAD (stored through TMA)",
                                            "lag2": "consumers 2 K tiles apart",
                                            "lag4": "consumers 4 K tiles apart"}),
+    ("16.4", "session16/call4/squares_ab.tar.gz", {"a": "HEAD", "b": "HEAD again (same code)"}),
 ]
 CASES = ["square 4096", "square 4096 backward-data", "square 4096 backward-weight", "square 8192"]
 

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# One chapter's square products in several variants of this checkout, timed against each other in
+# one device call (the A/B loop of docs/results/session15 and session16, made a tool):
+#   tools/squares_ab.sh OUT_DIR CHAPTER ROUNDS NAME[=PATCH]...
+# Each NAME is a copy of the working tree in build-ab/NAME (build folders, data/mnist and .device
+# left out), changed by PATCH, a shell command run at the copy's root (none: the tree as it is);
+# bench_gemm_CHAPTER is built in every copy at once. Then ROUNDS rounds, each running every copy's
+# `bench_gemm_CHAPTER --only square` twice, the chapter timed first and then cuBLAS first, the
+# copies' order rotating from one half-round to the next so that none always runs on the hottest
+# GPU. The benchmark still checks every product against cuBLAS; a patch that leaves C unwritten
+# has to switch that off itself, and then the SASS must show that the work it times was kept
+# (docs/08_warp_specialized.md, "Measured along the way").
+# Leaves OUT_DIR/squares_ab.tar.gz (OUT_DIR/r/NAME/squares_ROUND_FIRST.csv, the build and bench
+# logs) and prints tools/squares_summary.py's rows for each copy.
+#   tools/squares_ab.sh "$OUT" 08_warp_specialized 4 old \
+#     alive='python3 docs/results/session16/call1/alive.py chapters/08_warp_specialized/gemm.cuh'
+set -uo pipefail
+if [ $# -lt 4 ]; then
+  echo "error: usage: tools/squares_ab.sh OUT_DIR CHAPTER ROUNDS NAME[=PATCH]..." >&2
+  exit 2
+fi
+out=$1 chapter=$2 rounds=$3
+shift 3
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+export PATH="/usr/local/cuda/bin:$PATH"
+meson_cmd=(meson)
+command -v meson >/dev/null || meson_cmd=(python3 -m mesonbuild.mesonmain)
+[ -d "chapters/$chapter" ] || { echo "error: no chapter $chapter" >&2; exit 2; }
+case $rounds in '' | *[!0-9]*) echo "error: ROUNDS must be a number, not '$rounds'" >&2; exit 2 ;; esac
+trees=$root/build-ab
+mkdir -p "$out/r" "$trees"
+
+names=()
+for spec in "$@"; do
+  name=${spec%%=*}
+  patch=
+  [ "$name" != "$spec" ] && patch=${spec#*=}
+  names+=("$name")
+  rm -rf "${trees:?}/$name" && mkdir -p "$trees/$name" "$out/r/$name"
+  tar -cf - --exclude=./.device --exclude=./data/mnist --exclude='./build*' . |
+    tar -xf - -C "$trees/$name"
+  if [ -n "$patch" ]; then
+    (cd "$trees/$name" && bash -c "$patch") >"$out/r/patch_$name.txt" 2>&1 ||
+      { echo "error: the patch of $name failed:"; cat "$out/r/patch_$name.txt"; exit 1; }
+  fi
+done
+for name in "${names[@]}"; do
+  ("${meson_cmd[@]}" setup "$trees/$name/b" "$trees/$name" >/dev/null 2>&1
+   ninja -C "$trees/$name/b" "bench/bench_gemm_$chapter" >"$out/r/build_$name.txt" 2>&1) &
+done
+wait
+for name in "${names[@]}"; do
+  [ -x "$trees/$name/b/bench/bench_gemm_$chapter" ] ||
+    { echo "error: $name did not build:"; tail "$out/r/build_$name.txt"; exit 1; }
+done
+
+order=("${names[@]}")
+for round in $(seq 1 "$rounds"); do
+  for first in chapter cublas; do
+    flag=()
+    [ $first = cublas ] && flag=(--cublas-first)
+    for name in "${order[@]}"; do
+      timeout 120 "$trees/$name/b/bench/bench_gemm_$chapter" --only square "${flag[@]}" \
+        --csv "$out/r/$name/squares_${round}_$first.csv" >>"$out/r/bench_$name.txt" 2>&1 ||
+        { echo "bench $name, round $round, $first first: failed"; tail -3 "$out/r/bench_$name.txt"; }
+    done
+    order=("${order[@]:1}" "${order[0]}")
+  done
+done
+for name in "${names[@]}"; do
+  echo "== $name"
+  python3 tools/squares_summary.py "$out/r/$name"/*.csv | grep -E '^\| square'
+done
+tar -czf "$out/squares_ab.tar.gz" -C "$out" r && rm -rf "$out/r"
