@@ -105,7 +105,8 @@ def gemm_throughput(results, figures):
                   "; grey line: cuBLAS's range over the processes, bar: its median")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     ax.grid(axis="y", visible=False)
-    ax.set_title(f"GEMM, fp16 in, fp32 accumulate\n{gemm['gpu'].iloc[0]}, {gemm['date'].iloc[0]}")
+    dates = ", ".join(sorted(gemm["date"].unique()))  # chapters may come from different runs
+    ax.set_title(f"GEMM, fp16 in, fp32 accumulate\n{gemm['gpu'].iloc[0]}, {dates}")
     absent = absent_chapters(chapters)
     if absent:
         fig.text(0.01, 0.005, f"No gemm CSV: {', '.join(absent)}.", fontsize=10,
