@@ -17,13 +17,48 @@ struct LossSums {
   int correct = 0;    // rows whose largest logit is their label's
 };
 
+// Row r of the softmax cross-entropy, from its kClasses logits at `logits`: adds the row's loss to
+// `loss` and 1 to `correct` if its largest logit is its label's; where grad is not null, writes
+// fp16((softmax - one_hot) / mean_over) at grad[0 .. kClasses), the gradient of the mean loss over
+// mean_over rows: the rows themselves, or the whole batch where they are only part of it.
+__device__ __forceinline__ void softmax_cross_entropy_row(const float* logits, int label,
+                                                          int mean_over, __half* grad, float& loss,
+                                                          int& correct) {
+  // The row's logits, read once into registers. Every index below is a constant once the loops
+  // are unrolled; an index known only at run time (logit[best], logit[label]) would send the
+  // thread back to memory for each use, one wait after another.
+  float logit[kClasses];
+#pragma unroll
+  for (int c = 0; c < kClasses; ++c) logit[c] = logits[c];
+  int best = 0;  // the first maximum, like std::max_element
+  float top = logit[0];
+#pragma unroll
+  for (int c = 1; c < kClasses; ++c) {
+    if (logit[c] > top) best = c, top = logit[c];
+  }
+  float sum = 0.0f;
+#pragma unroll
+  for (int c = 0; c < kClasses; ++c) sum += expf(logit[c] - top);
+  float label_logit = logit[0];
+#pragma unroll
+  for (int c = 1; c < kClasses; ++c) label_logit = c == label ? logit[c] : label_logit;
+  loss += logf(sum) - (label_logit - top);
+  correct += best == label;
+  if (grad) {
+#pragma unroll
+    for (int c = 0; c < kClasses; ++c) {
+      const float p = expf(logit[c] - top) / sum;
+      grad[c] = __float2half_rn((p - (c == label ? 1.0f : 0.0f)) / mean_over);
+    }
+  }
+}
+
 // Softmax cross-entropy of the logits z (rows x kClasses) by one block of kThreads threads: thread
-// t takes rows t, t + kThreads, ...; label_of(r) is row r's label. Where grad is not null it gets
-// fp16((softmax - one_hot) / mean_over), the gradient of the mean loss over mean_over rows: `rows`
-// itself, or the whole batch where these rows are only part of it. The rows' losses and correct
-// counts are added up in a fixed tree, so the result is the same in every run. Every thread of the
-// block must call it; the sums it returns are those of thread 0 alone (the others get zeros), which
-// is the only thread that reads the tree's root, so a block may call it again without a barrier.
+// t takes rows t, t + kThreads, ...; label_of(r) is row r's label, grad (where not null) gets row
+// r's gradient at grad[r * kClasses]. The rows' losses and correct counts are added up in a fixed
+// tree, so the result is the same in every run. Every thread of the block must call it; the sums
+// it returns are those of thread 0 alone (the others get zeros), which is the only thread that
+// reads the tree's root, so a block may call it again without a barrier.
 template <int kThreads, class LabelOf>
 __device__ LossSums softmax_cross_entropy_block(const float* z, LabelOf label_of, int rows,
                                                 int mean_over, __half* grad) {
@@ -32,34 +67,8 @@ __device__ LossSums softmax_cross_entropy_block(const float* z, LabelOf label_of
   float loss = 0.0f;
   int correct = 0;
   for (int r = threadIdx.x; r < rows; r += kThreads) {
-    // The row's logits, read once into registers. Every index below is a constant once the loops
-    // are unrolled; an index known only at run time (logits[best], logits[label]) would send the
-    // thread back to memory for each use, one wait after another.
-    float logit[kClasses];
-#pragma unroll
-    for (int c = 0; c < kClasses; ++c) logit[c] = z[r * kClasses + c];
-    int best = 0;  // the first maximum, like std::max_element
-    float top = logit[0];
-#pragma unroll
-    for (int c = 1; c < kClasses; ++c) {
-      if (logit[c] > top) best = c, top = logit[c];
-    }
-    float sum = 0.0f;
-#pragma unroll
-    for (int c = 0; c < kClasses; ++c) sum += expf(logit[c] - top);
-    const int label = label_of(r);
-    float label_logit = logit[0];
-#pragma unroll
-    for (int c = 1; c < kClasses; ++c) label_logit = c == label ? logit[c] : label_logit;
-    loss += logf(sum) - (label_logit - top);
-    correct += best == label;
-    if (grad) {
-#pragma unroll
-      for (int c = 0; c < kClasses; ++c) {
-        const float p = expf(logit[c] - top) / sum;
-        grad[r * kClasses + c] = __float2half_rn((p - (c == label ? 1.0f : 0.0f)) / mean_over);
-      }
-    }
+    softmax_cross_entropy_row(z + r * kClasses, label_of(r), mean_over,
+                              grad ? grad + r * kClasses : nullptr, loss, correct);
   }
   loss_partial[threadIdx.x] = loss;
   correct_partial[threadIdx.x] = correct;
@@ -73,6 +82,32 @@ __device__ LossSums softmax_cross_entropy_block(const float* z, LabelOf label_of
   }
   if (threadIdx.x != 0) return {};
   return {loss_partial[0], correct_partial[0]};
+}
+
+// The same for at most 32 rows, by warp 0 alone and without a block barrier: lane r takes row r,
+// its gradient goes to grad[r * grad_stride], and the lanes from `rows` on write zeros there (a
+// product may run over all 32 rows). The sums go down a fixed tree of shuffles, the block tree's
+// last five levels: the same result in every run, and the same as softmax_cross_entropy_block's,
+// whose first levels add only zeros here. Valid in thread 0; the other warps return at once, and
+// a __syncthreads after the call hands grad to them.
+template <class LabelOf>
+__device__ LossSums softmax_cross_entropy_warp(const float* z, LabelOf label_of, int rows,
+                                               int mean_over, __half* grad, int grad_stride) {
+  if (threadIdx.x >= 32) return {};
+  const int r = threadIdx.x;
+  float loss = 0.0f;
+  int correct = 0;
+  if (r < rows) {
+    softmax_cross_entropy_row(z + r * kClasses, label_of(r), mean_over, grad + r * grad_stride,
+                              loss, correct);
+  } else {
+    for (int c = 0; c < kClasses; ++c) grad[r * grad_stride + c] = __float2half(0.0f);
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    loss += __shfl_down_sync(0xffffffffu, loss, offset);
+    correct += __shfl_down_sync(0xffffffffu, correct, offset);
+  }
+  return {loss, correct};
 }
 
 // One SGD step of bias[col]: bias[col] -= learning_rate * (the sum of column col of dZ over `rows`

@@ -57,12 +57,12 @@ namespace cg = cooperative_groups;
 
 constexpr int kClusterBlocks = 16;  // the largest cluster the H100 runs (a non-portable size)
 constexpr int kOnChipRows = 32;     // batch rows in shared memory: two mma tiles of M
+static_assert(kOnChipRows == 32, "the softmax takes a row a lane of one warp");
 constexpr int kOwnRowsMax = 16;     // a hidden layer's rows per block: widths up to 256
 constexpr int kPad = 8;             // halves after each row of a shared operand (below)
 constexpr int kClassesPadded = 16;  // the output layer's rows, zeros past kClasses: one mma K step
 constexpr int kDzStride = kClassesPadded + kPad;  // a dZ row: up to 16 columns, and the pad
-// The H100's 227 KB of shared memory a block, less 3 KB for the static arrays of
-// softmax_cross_entropy_block (mlp_device.cuh) and a margin.
+// The H100's 227 KB of shared memory a block, less a margin of 3 KB.
 constexpr int kOnChipSmemLimit = 224 * 1024;
 // Rows of shared operands are kPad halves longer than their data: 16 bytes more, so that the 8
 // rows one ldmatrix reads start in 8 different 16-byte bank groups (784 + 8 halves is 1,584 bytes,
@@ -84,7 +84,6 @@ struct OnChipLayout {
   int input_second;          // a second X of layer 1, for odd steps (see the kernel)
   int dz[kMaxLayers];        // dZ of layer l, own columns (all kClasses for the output layer):
                              // kOnChipRows x kDzStride halves, zeros past R
-  int softmax_dz;            // the softmax's dZ, kOnChipRows x kClasses halves
   int logits;                // kOnChipRows x kClasses floats
   int partial[2];            // kClusterBlocks slots of kOnChipRows x partial_cols floats
   int sums;                  // kWarps x 128 floats: the warps' partial tiles of a product split
@@ -133,7 +132,6 @@ __host__ __device__ inline OnChipLayout on_chip_layout(const int* sizes, int lay
     s.dz[l] = take(kOnChipRows * kDzStride * 2);
     if (l + 2 < layers) s.partial_cols = std::max(s.partial_cols, s.own_rows[l]);
   }
-  s.softmax_dz = take(kOnChipRows * kClasses * 2);
   s.logits = take(kOnChipRows * kClasses * 4);
   for (int i = 0; i < 2; ++i) {
     s.partial[i] = take(kClusterBlocks * kOnChipRows * s.partial_cols * 4);
@@ -514,7 +512,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const auto input = [&](int l) {
       return halves(l == 1 && parity == 1 ? s.input_second : s.input[l]);
     };
-    // Thread r keeps row r's label from here to the loss (softmax_cross_entropy_block gives row r
+    // Thread r keeps row r's label from here to the loss (softmax_cross_entropy_warp gives row r
     // to thread r): its load waits for nothing in between.
     const int label = threadIdx.x < rows ? int(m.train_labels[batch_order[threadIdx.x]]) : 0;
     cp_async::cp_async_wait<0>();  // this step's batch, copied during the last step
@@ -562,15 +560,11 @@ __global__ void __launch_bounds__(kThreads, 1)
                                     logits[r * kClasses + c + 1] = v1 + bias[c + 1];
                                 });
     }
-    __half* const softmax_dz = halves(s.softmax_dz);
-    const LossSums loss = softmax_cross_entropy_block<kThreads>(
-        logits, [=](int) { return label; }, rows, rows, softmax_dz);
-    if (me == 0 && threadIdx.x == 0) m.step_losses[step] = loss.loss / rows;
+    // Warp 0 alone: 32 rows need no block-wide tree, and so no barrier but the one after.
     __half* const dz_top = halves(s.dz[top]);
-    for (int i = threadIdx.x; i < kOnChipRows * kClasses; i += kThreads) {  // rows past: zeros
-      const int r = i / kClasses, c = i % kClasses;
-      dz_top[r * kDzStride + c] = r < rows ? softmax_dz[i] : __float2half(0.0f);
-    }
+    const LossSums loss = softmax_cross_entropy_warp(
+        logits, [=](int) { return label; }, rows, rows, dz_top, kDzStride);
+    if (me == 0 && threadIdx.x == 0) m.step_losses[step] = loss.loss / rows;
     __syncthreads();
     {
       // dZ of the layer below, own columns: (dZ W) masked by ReLU' of its output. The whole of
