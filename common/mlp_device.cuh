@@ -17,8 +17,8 @@ struct LossSums {
   int correct = 0;    // rows whose largest logit is their label's
 };
 
-// Row r of the softmax cross-entropy, from its kClasses logits at `logits`: adds the row's loss to
-// `loss` and 1 to `correct` if its largest logit is its label's; where grad is not null, writes
+// One row of the softmax cross-entropy, from its kClasses logits at `logits`: adds the row's loss
+// to `loss` and 1 to `correct` if its largest logit is its label's; where grad is not null, writes
 // fp16((softmax - one_hot) / mean_over) at grad[0 .. kClasses), the gradient of the mean loss over
 // mean_over rows: the rows themselves, or the whole batch where they are only part of it.
 __device__ __forceinline__ void softmax_cross_entropy_row(const float* logits, int label,

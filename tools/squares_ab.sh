@@ -13,7 +13,7 @@
 # Leaves OUT_DIR/squares_ab.tar.gz (OUT_DIR/r/NAME/squares_ROUND_FIRST.csv, the build and bench
 # logs) and prints tools/squares_summary.py's rows for each copy.
 #   tools/squares_ab.sh "$OUT" 08_warp_specialized 4 old \
-#     alive='python3 docs/results/session16/call1/alive.py chapters/08_warp_specialized/gemm.cuh'
+#     three_stages='sed -i "s/kStages = 4; /kStages = 3; /" chapters/08_warp_specialized/gemm.cuh'
 set -uo pipefail
 if [ $# -lt 4 ]; then
   echo "error: usage: tools/squares_ab.sh OUT_DIR CHAPTER ROUNDS NAME[=PATCH]..." >&2
