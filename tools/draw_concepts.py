@@ -1270,7 +1270,7 @@ def concept_10(k, figures):
     # Chapter 09: a kernel per piece of the step, a graph node's drain and start between them.
     y9 = 110
     timeline(y9, "Chapter 09, a step as a CUDA graph:",
-             f"{kernels} kernels, {ch09_us:.1f} µs a step (measured, 2026-11-23); each kernel "
+             f"{kernels} kernels, {ch09_us:.1f} µs a step (measured, {ch09['date']}); each kernel "
              f"drawn the same length, {node_us:.2f} µs of it between kernels (an empty graph "
              "node, bench/sync_costs)")
     slot = ch09_us / kernels
