@@ -53,6 +53,12 @@ wait
 for name in "${names[@]}"; do
   [ -x "$trees/$name/b/bench/bench_gemm_$chapter" ] ||
     { echo "error: $name did not build:"; tail "$out/r/build_$name.txt"; exit 1; }
+  # What each copy kept of the tensor-core work: a variant whose results nobody reads can lose
+  # its wgmmas or mmas to ptxas (docs/08_warp_specialized.md), and then times something else.
+  if command -v cuobjdump >/dev/null; then
+    sass=$(cuobjdump -sass "$trees/$name/b/bench/bench_gemm_$chapter")
+    echo "$name: $(grep -c 'HGMMA' <<<"$sass") HGMMA, $(grep -c 'HMMA' <<<"$sass") HMMA in the binary"
+  fi
 done
 
 order=("${names[@]}")
