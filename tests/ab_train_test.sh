@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tools/ab_train.sh with stand-in trainers (no GPU, no build): A at 40 us a step, B at 30, each
 # three times as slow in its first epoch, which the summary leaves out, so it must say 40, 30 and
-# 0.750; the order of A and B alternates between repetitions; a trainer that
-# fails, a shape that is not BATCHxHIDDEN and EPOCHS=1 each stop it with an error line.
+# 0.750; the order of A and B alternates between repetitions; a third tree, C at 20, gives 0.500
+# and the order of the three rotates; a trainer that fails, a shape that is not BATCHxHIDDEN and EPOCHS=1 each stop it with an error line.
 #   tests/ab_train_test.sh SOURCE_ROOT
 set -u
 root=$1
@@ -44,6 +44,14 @@ grep -q '^32,128,40.00,30.00,0.750,2,1980,1980$' "$out/ab_summary.csv" ||
 [ "$(tr '\n' ' ' <"$out/order.txt")" = "a b a b b a b a " ] ||
   fail "order of the runs: $(tr '\n' ' ' <"$out/order.txt")"
 [ "$(grep -c '' "$out/ab.csv")" -eq 17 ] || fail "ab.csv has $(grep -c '' "$out/ab.csv") lines, not 17"
+stand_in c 0.020 0
+rm -f "$out/order.txt"
+output=$(DATA_DIR=$scratch/data REPS=3 EPOCHS=2 "${ab[@]}" "$scratch" 32x128 2>&1) ||
+  fail "ab_train.sh, three trees: $output"
+grep -q '^32,128,40.00,30.00,0.750,20.00,0.500,3,1980,1980$' "$out/ab_summary.csv" ||
+  fail "summary of three trees: $(cat "$out/ab_summary.csv")"
+[ "$(tr '\n' ' ' <"$out/order.txt")" = "a b c b c a c a b " ] ||
+  fail "order of the runs of three trees: $(tr '\n' ' ' <"$out/order.txt")"
 output=$(DATA_DIR=$scratch/data "${ab[@]}" 32by128 2>&1) && fail "a bad shape was taken"
 grep -q "^error: shape '32by128'" <<<"$output" || fail "bad shape: $output"
 output=$(DATA_DIR=$scratch/data EPOCHS=1 "${ab[@]}" 32x128 2>&1) && fail "EPOCHS=1 was taken"
@@ -51,4 +59,4 @@ grep -q "^error: EPOCHS=1" <<<"$output" || fail "EPOCHS=1: $output"
 stand_in b 0.030 1
 output=$(DATA_DIR=$scratch/data REPS=1 "${ab[@]}" 32x128 2>&1) && fail "a failing trainer passed"
 grep -q "^error: b at batch 32, hidden 128 failed" <<<"$output" || fail "failing trainer: $output"
-echo "ab_train: summary 0.750 from stand-ins, runs alternate, 3 bad inputs refused with one line"
+echo "ab_train: summary 0.750 from stand-ins, runs alternate, a third tree rotates, 3 bad inputs refused with one line"
