@@ -401,30 +401,36 @@ __device__ inline void send_own_columns(const __half* buffer, int row, int own, 
   }
 }
 
-// The first layer's SGD, W_own -= learning_rate dZ_own^T X with X the batch: kPixels / 8 mma
-// tiles of 16 x 8 (rows past R idle), dealt to the warps in turn. Its fp32 masters do not fit in
-// shared memory beside two batches (OnChipLayout); they live in the registers of the threads that
-// update them, loaded at the launch's start and stored at its end: a step then stores nothing to
-// global memory but its loss.
-constexpr int kFirstLayerTiles = kPixels / kMmaN;
-constexpr int kFirstLayerTilesPerWarp = (kFirstLayerTiles + kWarps - 1) / kWarps;
+// The first layer's SGD, W_own -= learning_rate dZ_own^T X with X the batch, taken transposed:
+// (X^T dZ_own)[pixel][own row], kPixels / 16 mma tiles of M for each 8 own rows, dealt to the warps
+// in turn. Taken the other way round, R = 8 own rows would fill half of each 16-row mma tile.
+// Its fp32 masters do not fit in shared memory beside two batches (OnChipLayout); they live in
+// the registers of the threads that update them, loaded at the launch's start and stored at its
+// end: a step then stores nothing to global memory but its loss.
+constexpr int kPixelTiles = kPixels / kMmaM;
+static_assert(kPixels % kMmaM == 0, "whole mma tiles of pixels");
+constexpr int kFirstLayerTilesMax = kPixelTiles * kOwnRowsMax / kMmaN;
+constexpr int kFirstLayerTilesPerWarp = (kFirstLayerTilesMax + kWarps - 1) / kWarps;
 struct FirstLayerMasters {
-  float2 v[kFirstLayerTilesPerWarp][2];  // tile i of the warp, rows lane / 4 and lane / 4 + 8
+  // Tile i of the warp: W[c][p], W[c + 1][p] at v[i][h], p = lane / 4 + 8 h of its pixels and c =
+  // 2 (lane % 4) of its own rows: what mma leaves in a thread (Fragment).
+  float2 v[kFirstLayerTilesPerWarp][2];
 
-  // Where thread (warp, lane) finds master (tile i, h): null where there is none.
-  __device__ static float2* at(float* weights, int own, int me, int i, int h) {
+  // Where thread (warp, lane) finds master W[c][p] of (tile i, h): null where there is none; W[c +
+  // 1][p] is kPixels floats further.
+  __device__ static float* at(float* weights, int own, int me, int i, int h) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int tile = warp + i * kWarps, row = lane / 4 + h * 8;
-    if (tile >= kFirstLayerTiles || row >= own) return nullptr;
-    return reinterpret_cast<float2*>(weights + size_t(me * own + row) * kPixels + tile * kMmaN +
-                                     lane % 4 * 2);
+    const int tile = warp + i * kWarps, n_tile = tile / kPixelTiles;
+    const int p = tile % kPixelTiles * kMmaM + lane / 4 + h * 8, c = n_tile * kMmaN + lane % 4 * 2;
+    if (c >= own) return nullptr;  // own is even, so is c: c + 1 < own too
+    return weights + size_t(me * own + c) * kPixels + p;
   }
   __device__ void load(float* weights, int own, int me) {
 #pragma unroll
     for (int i = 0; i < kFirstLayerTilesPerWarp; ++i) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        if (const float2* w = at(weights, own, me, i, h)) v[i][h] = *w;
+        if (const float* w = at(weights, own, me, i, h)) v[i][h] = make_float2(w[0], w[kPixels]);
       }
     }
   }
@@ -433,18 +439,20 @@ struct FirstLayerMasters {
     for (int i = 0; i < kFirstLayerTilesPerWarp; ++i) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        if (float2* w = at(weights, own, me, i, h)) *w = v[i][h];
+        if (float* w = at(weights, own, me, i, h)) w[0] = v[i][h].x, w[kPixels] = v[i][h].y;
       }
     }
   }
   __device__ void update(float* weights, int own, int me, const __half* dz, const __half* x,
                          __half* w16, float learning_rate) {  // weights: only which rows are own
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int tiles = kPixelTiles * round_up(own, kMmaN) / kMmaN;
 #pragma unroll
     for (int i = 0; i < kFirstLayerTilesPerWarp; ++i) {
       const int tile = warp + i * kWarps;
-      if (tile >= kFirstLayerTiles) break;
-      const Fragment acc = tile_product<false, false>(dz, kDzStride, x, kPixels + kPad, 0, tile, 0,
+      if (tile >= tiles) break;
+      const Fragment acc = tile_product<false, false>(x, kPixels + kPad, dz, kDzStride,
+                                                      tile % kPixelTiles, tile / kPixelTiles, 0,
                                                       kOnChipRows / kMmaK, 1);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -452,9 +460,10 @@ struct FirstLayerMasters {
         const float2 updated = make_float2(v[i][h].x - learning_rate * acc.v[2 * h],
                                            v[i][h].y - learning_rate * acc.v[2 * h + 1]);
         v[i][h] = updated;
-        const int row = lane / 4 + h * 8, col = tile * kMmaN + lane % 4 * 2;
-        *reinterpret_cast<__half2*>(w16 + row * (kPixels + kPad) + col) =
-            __floats2half2_rn(updated.x, updated.y);
+        const int p = tile % kPixelTiles * kMmaM + lane / 4 + h * 8;
+        const int c = tile / kPixelTiles * kMmaN + lane % 4 * 2;
+        w16[c * (kPixels + kPad) + p] = __float2half_rn(updated.x);
+        w16[(c + 1) * (kPixels + kPad) + p] = __float2half_rn(updated.y);
       }
     }
   }
