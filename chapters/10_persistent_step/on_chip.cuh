@@ -451,9 +451,9 @@ struct FirstLayerMasters {
     for (int i = 0; i < kFirstLayerTilesPerWarp; ++i) {
       const int tile = warp + i * kWarps;
       if (tile >= tiles) break;
-      const Fragment acc = tile_product<false, false>(x, kPixels + kPad, dz, kDzStride,
-                                                      tile % kPixelTiles, tile / kPixelTiles, 0,
-                                                      kOnChipRows / kMmaK, 1);
+      const Fragment acc =
+          tile_product<false, false>(x, kPixels + kPad, dz, kDzStride, tile % kPixelTiles,
+                                     tile / kPixelTiles, 0, kOnChipRows / kMmaK, 1);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         if (!at(weights, own, me, i, h)) continue;
