@@ -392,12 +392,21 @@ __device__ inline void bias_sgd_shared(const __half* dz, float* bias, int cols, 
 template <class Word>
 __device__ inline void send_own_columns(const __half* buffer, int row, int own, int me,
                                         const uint64_t* arrival) {
+  // A warp sends to one block at a time, its lanes along the rows: what one block receives leaves
+  // together, and the two remote addresses are mapped once a block (what lies further into the
+  // buffer lies as far into the receiver's).
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int words = own * 2 / sizeof(Word);  // a row's share
-  for (int i = threadIdx.x; i < kOnChipRows * words * kClusterBlocks; i += kThreads) {
-    const int block = i / (kOnChipRows * words), r = i / words % kOnChipRows, w = i % words;
+  for (int block = warp; block < kClusterBlocks; block += kWarps) {
     if (block == me) continue;
-    const Word* const at = reinterpret_cast<const Word*>(buffer + r * row + me * own) + w;
-    store_async(address_in(at, block), *at, address_in(arrival, block));
+    const uint32_t to = address_in(buffer, block), to_arrival = address_in(arrival, block);
+    for (int i = lane; i < kOnChipRows * words; i += 32) {
+      const int r = i / words, w = i % words;
+      const Word* const at = reinterpret_cast<const Word*>(buffer + r * row + me * own) + w;
+      const int offset = static_cast<int>(reinterpret_cast<const uint8_t*>(at) -
+                                          reinterpret_cast<const uint8_t*>(buffer));
+      store_async(to + offset, *at, to_arrival);
+    }
   }
 }
 
