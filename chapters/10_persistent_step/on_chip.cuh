@@ -386,6 +386,16 @@ __device__ inline void bias_sgd_shared(const __half* dz, float* bias, int cols, 
   }
 }
 
+// W[r][c], W[r][c + 1] -= learning_rate (v0, v1) on the fp32 masters (rows `cols` floats apart),
+// and their fp16 copy (rows cols + kPad halves apart) refreshed from them: a pair of a layer's SGD.
+__device__ inline void sgd_pair(float* w32, __half* w16, int cols, int r, int c, float v0, float v1,
+                                float learning_rate) {
+  float* const w = w32 + r * cols + c;
+  w[0] -= learning_rate * v0;
+  w[1] -= learning_rate * v1;
+  *reinterpret_cast<__half2*>(w16 + r * (cols + kPad) + c) = __floats2half2_rn(w[0], w[1]);
+}
+
 // Sends this block's columns [me own, me own + own) of a kOnChipRows x (row halves) buffer to the
 // same place of every other block's, in pieces of Word, counted off each one's mbarrier `arrival`
 // (the same offset in every block).
@@ -605,12 +615,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       block_product<false, false>(dz_top, kDzStride, x_top, hidden_in + kPad, kClassesPadded,
                                   hidden_in, kOnChipRows, sums,
                                   [&](int r, int c, float v0, float v1) {
-                                    if (r >= kClasses) return;
-                                    float* w = w32 + r * hidden_in + c;
-                                    w[0] -= learning_rate * v0;
-                                    w[1] -= learning_rate * v1;
-                                    *reinterpret_cast<__half2*>(w16 + r * (hidden_in + kPad) + c) =
-                                        __floats2half2_rn(w[0], w[1]);
+                                    if (r < kClasses)
+                                      sgd_pair(w32, w16, hidden_in, r, c, v0, v1, learning_rate);
                                   });
       bias_sgd_shared(dz_top, floats(s.bias[top]), kClasses, rows, learning_rate);
     }
@@ -639,12 +645,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       const __half* const x = input(l);
       block_product<false, false>(dz, kDzStride, x, in + kPad, kMmaM, in, kOnChipRows, sums,
                                   [&](int r, int c, float v0, float v1) {
-                                    if (r >= own) return;
-                                    float* w = w32 + r * in + c;
-                                    w[0] -= learning_rate * v0;
-                                    w[1] -= learning_rate * v1;
-                                    *reinterpret_cast<__half2*>(w16 + r * (in + kPad) + c) =
-                                        __floats2half2_rn(w[0], w[1]);
+                                    if (r < own)
+                                      sgd_pair(w32, w16, in, r, c, v0, v1, learning_rate);
                                   });
       bias_sgd_shared(dz, floats(s.bias[l]), own, rows, learning_rate);
       receive(arrivals, partial_arrival(l % 2), (kClusterBlocks - 1) * kOnChipRows * below_own * 4,

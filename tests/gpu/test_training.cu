@@ -271,7 +271,6 @@ double largest_parameter_gap(const char* label, const ModelParams& init,
 // batch 37 (37 + 37 + 27); batch 32 is 32 + 32 + 32 + 5.
 void test_partial_batch(const Dataset& data, int batch) {
   constexpr int kPartialImages = 101;
-  const int kPartialBatch = batch;
   // Largest |GPU loss - reference loss| of a step. Both are fp32 or better computations of the
   // same rows: 1e-6 apart in a CPU emulation of the GPU (the reference with fp32 sums in its GEMMs,
   // against its own float64 sums). A partial step's mean taken over the full batch size is 27%
@@ -291,7 +290,7 @@ void test_partial_batch(const Dataset& data, int batch) {
   part.test = first_images(data.test, kPartialImages);
   const std::vector<int> order = epoch_order(kPartialImages, kSeed, 0);
 
-  Trainer trainer(init, part, kPartialBatch, chapter_launch(init, kPartialBatch));
+  Trainer trainer(init, part, batch, chapter_launch(init, batch));
   trainer.set_order(order);
   trainer.train(trainer.steps_per_epoch(), kLearningRate);
   const std::vector<float> gpu_losses = trainer.losses(trainer.steps_per_epoch());
@@ -299,12 +298,12 @@ void test_partial_batch(const Dataset& data, int batch) {
 
   std::vector<double> reference_losses;
   const ModelParams reference =
-      reference_parameters(init, part.train, order, kPartialBatch, nullptr, &reference_losses);
+      reference_parameters(init, part.train, order, batch, nullptr, &reference_losses);
   std::printf(
       "partial batch: %d images at batch %d, one epoch of 784-64-64-64-10 (%s launch); "
       "tolerances: loss %.1e, parameters %.1e\n",
-      kPartialImages, kPartialBatch, step_launch_name(chapter_launch(init, kPartialBatch)),
-      kStepLossTolerance, kParameterTolerance);
+      kPartialImages, batch, step_launch_name(chapter_launch(init, batch)), kStepLossTolerance,
+      kParameterTolerance);
   const bool same_steps = CHECK_MSG(gpu_losses.size() == reference_losses.size(),
                                     "as many steps as the reference, the partial one included");
   double loss_gap = 0;
@@ -318,17 +317,17 @@ void test_partial_batch(const Dataset& data, int batch) {
   const double gap = largest_parameter_gap("to the reference", init, reference, gpu, reference);
   CHECK_MSG(gap <= kParameterTolerance,
             "every layer's weights and biases follow the reference through a partial batch");
-  const int partial_rows = kPartialImages % kPartialBatch;
-  const std::string over_batch = "partial dW over " + std::to_string(kPartialBatch) +
-                                 " rows, not " + std::to_string(partial_rows);
+  const int partial_rows = kPartialImages % batch;
+  const std::string over_batch =
+      "partial dW over " + std::to_string(batch) + " rows, not " + std::to_string(partial_rows);
   const SgdVariant controls[] = {
       {"bias learning rate / 2", 0.5, 1.0},
       {"biases frozen", 0.0, 1.0},
-      {over_batch.c_str(), 1.0, static_cast<double>(partial_rows) / kPartialBatch},
+      {over_batch.c_str(), 1.0, static_cast<double>(partial_rows) / batch},
   };
   for (const SgdVariant& control : controls) {
     const ModelParams wrong =
-        reference_parameters(init, part.train, order, kPartialBatch, &control, nullptr);
+        reference_parameters(init, part.train, order, batch, &control, nullptr);
     const std::string label = std::string("to control: ") + control.name;
     CHECK_MSG(
         largest_parameter_gap(label.c_str(), init, reference, gpu, wrong) > kParameterTolerance,
