@@ -431,18 +431,25 @@ static_assert(kPixels % kMmaM == 0, "whole mma tiles of pixels");
 constexpr int kFirstLayerTilesMax = kPixelTiles * kOwnRowsMax / kMmaN;
 constexpr int kFirstLayerTilesPerWarp = (kFirstLayerTilesMax + kWarps - 1) / kWarps;
 struct FirstLayerMasters {
-  // Tile i of the warp: W[c][p], W[c + 1][p] at v[i][h], p = lane / 4 + 8 h of its pixels and c =
-  // 2 (lane % 4) of its own rows: what mma leaves in a thread (Fragment).
+  // W[c][p], W[c + 1][p] at v[i][h], (c, p) = place(i, h): what mma leaves in a thread (Fragment).
   float2 v[kFirstLayerTilesPerWarp][2];
 
-  // Where thread (warp, lane) finds master W[c][p] of (tile i, h): null where there is none; W[c +
-  // 1][p] is kPixels floats further.
+  // The own row c and pixel p of this thread's v[i][h] in the warp's tile i: c = 2 (lane % 4) and
+  // p = lane / 4 + 8 h within the tile; c >= own where it holds none (own is even, so is c: c + 1
+  // < own too).
+  struct Place {
+    int tile, c, p;
+  };
+  __device__ static Place place(int i, int h) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, tile = warp + i * kWarps;
+    return {tile, tile / kPixelTiles * kMmaN + lane % 4 * 2,
+            tile % kPixelTiles * kMmaM + lane / 4 + h * 8};
+  }
+  // Where this thread finds master W[c][p] of (tile i, h): null where there is none; W[c + 1][p]
+  // is kPixels floats further.
   __device__ static float* at(float* weights, int own, int me, int i, int h) {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int tile = warp + i * kWarps, n_tile = tile / kPixelTiles;
-    const int p = tile % kPixelTiles * kMmaM + lane / 4 + h * 8, c = n_tile * kMmaN + lane % 4 * 2;
-    if (c >= own) return nullptr;  // own is even, so is c: c + 1 < own too
-    return weights + size_t(me * own + c) * kPixels + p;
+    const Place q = place(i, h);
+    return q.c < own ? weights + size_t(me * own + q.c) * kPixels + q.p : nullptr;
   }
   __device__ void load(float* weights, int own, int me) {
 #pragma unroll
@@ -462,27 +469,25 @@ struct FirstLayerMasters {
       }
     }
   }
-  __device__ void update(float* weights, int own, int me, const __half* dz, const __half* x,
-                         __half* w16, float learning_rate) {  // weights: only which rows are own
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __device__ void update(int own, const __half* dz, const __half* x, __half* w16,
+                         float learning_rate) {
     const int tiles = kPixelTiles * round_up(own, kMmaN) / kMmaN;
 #pragma unroll
     for (int i = 0; i < kFirstLayerTilesPerWarp; ++i) {
-      const int tile = warp + i * kWarps;
+      const int tile = place(i, 0).tile;
       if (tile >= tiles) break;
       const Fragment acc =
           tile_product<false, false>(x, kPixels + kPad, dz, kDzStride, tile % kPixelTiles,
                                      tile / kPixelTiles, 0, kOnChipRows / kMmaK, 1);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        if (!at(weights, own, me, i, h)) continue;
+        const Place q = place(i, h);
+        if (q.c >= own) continue;
         const float2 updated = make_float2(v[i][h].x - learning_rate * acc.v[2 * h],
                                            v[i][h].y - learning_rate * acc.v[2 * h + 1]);
         v[i][h] = updated;
-        const int p = tile % kPixelTiles * kMmaM + lane / 4 + h * 8;
-        const int c = tile / kPixelTiles * kMmaN + lane % 4 * 2;
-        w16[c * (kPixels + kPad) + p] = __float2half_rn(updated.x);
-        w16[(c + 1) * (kPixels + kPad) + p] = __float2half_rn(updated.y);
+        w16[q.c * (kPixels + kPad) + q.p] = __float2half_rn(updated.x);
+        w16[(q.c + 1) * (kPixels + kPad) + q.p] = __float2half_rn(updated.y);
       }
     }
   }
@@ -667,8 +672,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
 
     // The first layer's SGD: the batch as X, the masters from registers.
-    masters.update(m.layer[0].buffers.weights, s.own_rows[0], me, halves(s.dz[0]),
-                   halves(s.batch[step % 2]), halves(s.weight16[0]), learning_rate);
+    masters.update(s.own_rows[0], halves(s.dz[0]), halves(s.batch[step % 2]), halves(s.weight16[0]),
+                   learning_rate);
     bias_sgd_shared(halves(s.dz[0]), floats(s.bias[0]), s.own_rows[0], rows, learning_rate);
     __syncthreads();
   }
