@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 # A mutant's test is TOOL:PROGRAM for the runs that go through compute-sanitizer's TOOL or
-# through check_fences.py, else PROGRAM.
-CHAPTER_PROGRAM = re.compile(r"test_(gemm|training)_(\d\d_[a-z0-9_]+)")
+# through check_fences.py, else PROGRAM; a chapter's trainer, train_CHAPTER, counts as a program.
+CHAPTER_PROGRAM = re.compile(r"(test_gemm|test_training|train)_(\d\d_[a-z0-9_]+)")
 TOOLS = {"fences", "memcheck", "racecheck", "initcheck", "synccheck"}
 
 

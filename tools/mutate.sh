@@ -36,7 +36,8 @@ make_lane() {
 # to $work/NAME.result instead and returns 1.
 build_mutant() {
   local dir=$work/lane$1 name=$2 target=$3 file=$4 old=$5 new=$6 result=$work/$2.result
-  local program=${target#*:} built=0
+  local program=${target#*:} built=0 folder=tests
+  [[ $program == train_* ]] && folder=chapters
   cp "$dir/src/$file" "$dir/original"
   if ! python3 - "$dir/src/$file" "$old" "$new" <<'PY'; then
 import sys
@@ -48,10 +49,10 @@ if text.count(old) != 1:
 open(path, "w").write(text.replace(old, new))
 PY
     echo "error: mutant $name no longer applies" >"$result"
-  elif ! ninja -C "$dir/build" "tests/$program" >"$work/$name.build.txt" 2>&1; then
+  elif ! ninja -C "$dir/build" "$folder/$program" >"$work/$name.build.txt" 2>&1; then
     echo "caught  $name: does not compile" >"$result"
   else
-    cp "$dir/build/tests/$program" "$work/$name.bin"
+    cp "$dir/build/$folder/$program" "$work/$name.bin"
     built=1
   fi
   cp "$dir/original" "$dir/src/$file"
@@ -60,7 +61,9 @@ PY
 
 # run_built NAME TARGET: runs the mutant's test binary (TOOL:TARGET under compute-sanitizer's TOOL,
 # in the GEMM test's sanitize mode; fences:TARGET through tests/check_fences.py) and writes one
-# line to $work/NAME.result: "caught ...", "MISSED ..." or "error: ...".
+# line to $work/NAME.result: "caught ...", "MISSED ..." or "error: ...". A TARGET train_CHAPTER is
+# the chapter's trainer, run as tools/sanitize.sh runs it (3 steps at batch 96, hidden 64): for a
+# race in a kernel that only the trainer launches, under TOOL.
 run_built() {
   local name=$1 target=$2 result=$work/$1.result
   local tool="" program=$target timeout=$test_timeout args runner=()
@@ -68,6 +71,8 @@ run_built() {
   case $program in
     test_training_*) args=("$root/data/mnist") ;;  # trains on MNIST: tools/device_run.sh fetches it
     test_mlp_kernels) args=("$seed") ;;
+    train_*) args=(--data-dir "$root/data/mnist" --hidden 64 --batch 96 --epochs 1 --max-steps 3
+                   --no-eval --out-dir "$work/$name.runs") ;;
     *) args=("$seed" small) ;;
   esac
   if [ "$tool" = fences ]; then  # the machine code read for a fence before each atomic add
@@ -75,7 +80,7 @@ run_built() {
     args=()
   elif [ -n "$tool" ]; then
     runner=(compute-sanitizer --tool "$tool" --error-exitcode 1)
-    args=("$seed" sanitize)
+    [[ $program == train_* ]] || args=("$seed" sanitize)
     timeout=$tool_timeout
   fi
   timeout "$timeout" "${runner[@]}" "$work/$name.bin" "${args[@]}" >"$work/$name.txt" 2>&1

@@ -49,22 +49,61 @@ __device__ inline void output_layer_and_loss(const Model& m, const Product& x, i
   }
 }
 
-// bias -= learning_rate * (column sums of dZ) for the layers a backward phase updates, a column
-// per thread of the grid, the layers' columns one after the other. The tiles go to the blocks from
-// the first up, so the columns go to them from the last down: where a phase has fewer tiles than
-// blocks, the biases are summed beside the tiles instead of after them.
+// bias -= learning_rate * (column sums of dZ) for the layers a backward phase updates. A column's
+// sum goes row after row, in the order of every chapter's bias kernel (bias_sgd_column in
+// mlp_device.cuh), so the bits are the same; its loads need not go one after the other. A block
+// takes a group of kBiasColumns columns of one layer, every row of them: its threads load the
+// group at once, one round trip to L2, into shared memory, and a thread per column adds it up
+// from there. (A thread summing its own column straight from L2, 16 rows in flight, made 16 round
+// trips at batch 256, and the blocks at the grid barrier waited for them.)
+//
+//   dZ, rows x out:  | group 0 | group 1 | ... |   a group: rows x 8 halves, a load per thread
+//                    |  8 cols |  8 cols |     |   per 256 of its elements
+//
+// The groups go to the blocks from the last down, the tiles from the first up: where a phase has
+// fewer tiles than blocks, the biases are summed beside the tiles instead of after them.
+constexpr int kBiasColumns = 8;
+constexpr int kBiasLoads = kMaxBatch * kBiasColumns / kThreads;  // a thread's, at the largest batch
+static_assert(kMaxBatch * kBiasColumns % kThreads == 0 &&
+                  kMaxBatch * kBiasColumns * sizeof(float) <= kSmemBytes,
+              "a group's loads split evenly among the threads, and it fits in the ring's memory");
+
+// One group, columns [col0, col0 + kBiasColumns) of layer y, through `staged`: the ring's shared
+// memory, free between the phase's tiles (each ends at a block barrier) and the grid barrier.
+__device__ inline void bias_sgd_group(const LayerBuffers& y, int col0, int rows,
+                                      float learning_rate, float* staged) {
+  const int cols = min(kBiasColumns, y.out - col0);
+  __half v[kBiasLoads];
+#pragma unroll
+  for (int i = 0; i < kBiasLoads; ++i) {  // every load issued before the first is used
+    const int e = threadIdx.x + i * kThreads, r = e / kBiasColumns, c = e % kBiasColumns;
+    v[i] = r < rows && c < cols ? y.grad[size_t(r) * y.out + col0 + c] : __half(0.0f);
+  }
+#pragma unroll
+  for (int i = 0; i < kBiasLoads; ++i) staged[threadIdx.x + i * kThreads] = __half2float(v[i]);
+  __syncthreads();  // the group, whole, before any column's sum
+  if (threadIdx.x < cols) {
+    float sum = 0.0f;
+#pragma unroll 16
+    for (int r = 0; r < rows; ++r) sum += staged[r * kBiasColumns + threadIdx.x];
+    y.bias[col0 + threadIdx.x] -= learning_rate * sum;
+  }
+  __syncthreads();  // every sum read its column before the next group overwrites `staged`
+}
+
 __device__ inline void bias_sgd(const Model& m, const BackwardPhase& phase, int rows,
-                                float learning_rate) {
-  const int from_last = (gridDim.x - 1 - blockIdx.x) * kThreads + threadIdx.x;
-  int first = 0;  // the layer's first column in the count over both layers
+                                float learning_rate, uint8_t* smem) {
+  float* const staged = reinterpret_cast<float*>(smem);
+  int first = 0;  // the layer's first group in the count over both layers
 #pragma unroll
   for (int i = 0; i < 2; ++i) {  // unrolled, as the phase's products are
     if (i < phase.sgd_count) {
       const LayerBuffers& y = m.layer[phase.sgd_layers[i]].buffers;
-      for (int col = from_last - first; col < y.out; col += gridDim.x * kThreads) {
-        if (col >= 0) bias_sgd_column(y.grad, y.bias, y.out, col, rows, learning_rate);
+      const int groups = (y.out + kBiasColumns - 1) / kBiasColumns;
+      for (int g = int(gridDim.x) - 1 - int(blockIdx.x) - first; g < groups; g += int(gridDim.x)) {
+        if (g >= 0) bias_sgd_group(y, g * kBiasColumns, rows, learning_rate, staged);
       }
-      first += y.out;
+      first += groups;
     }
   }
 }
@@ -97,7 +136,7 @@ __device__ inline void backward_phase(const Model& m, int j, int rows, const int
       multiply_tile<kA, kB, EpilogueKind::kSgd>(dw[1], unit - dx_tiles - dw_tiles[0], smem);
     }
   }
-  bias_sgd(m, phase, rows, learning_rate);
+  bias_sgd(m, phase, rows, learning_rate, smem);
 }
 
 // Steps *step_index, ..., *step_index + steps - 1 of the epoch. Per step, each phase ends at a grid
