@@ -24,7 +24,7 @@
 // barrier (grid_barrier.cuh) makes what every block wrote visible to every block. The arithmetic
 // and its rounding points are the trainer's: fp16 operands, fp32 accumulation, fp32 master weights.
 //
-// When: steps_refusal() in steps.cuh, widths up to 512 at batches up to 256. The trainer uses the
+// When: steps_refusal() in steps.cuh, widths up to 1024 at batches up to 256. The trainer uses the
 // persistent step there by default (chapter_step_launch in common/trainer.cuh) and everywhere else
 // trains a step at a time on chapter 09's kernels, which are this chapter's launch_gemm too (the
 // evaluation and every product outside the persistent kernel). Where the model fits in the shared

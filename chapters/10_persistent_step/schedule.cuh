@@ -15,12 +15,14 @@ namespace mnist::persistent_step {
 
 // The rule: the models and batches the persistent step takes (steps_refusal in steps.cuh); the
 // trainer runs every other one a step at a time on chapter 09's kernels. The width is where the
-// persistent step stops paying, measured on the H100 (2026-11-23, 784-h-h-h-10,
-// docs/results/session10/comparison/comparison.csv): at hidden 512 it took 0.86 (batch 32) and 0.78
-// (batch 256) of chapter 09's step time, at hidden 1024 1.27 and 1.00: its 32 x 32 tiles on
-// mma.sync lose to chapter 09's wgmma once the products outweigh the launches they save.
+// persistent step stops paying, measured on the H100 against chapter 09's graph
+// (tools/ab_train.sh, 2026-11-24, docs/results/session18/call3 and call4): at hidden 1024 it took
+// 0.98 (batch 32) and 0.79 (batch 256) of chapter 09's step time, at hidden 2048 1.42 and 1.38:
+// its 32 x 32 tiles on mma.sync lose to chapter 09's wgmma once the products outweigh the launches
+// they save. (The first rule, 2026-11-23, stopped at 512: the persistent step then lost at 1024,
+// before its biases were summed a group of columns at a time.)
 constexpr int kMaxLayers = 8;  // the kernel's parameter holds this many
-constexpr int kMaxWidth = 512;
+constexpr int kMaxWidth = 1024;
 constexpr int kMaxBatch = 256;
 
 // A layer as the kernel reads it: the trainer's buffers and whether their rows allow 16-byte
