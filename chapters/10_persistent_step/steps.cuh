@@ -54,8 +54,9 @@ __device__ inline void output_layer_and_loss(const Model& m, const Product& x, i
 // mlp_device.cuh), so the bits are the same; its loads need not go one after the other. A block
 // takes a group of kBiasColumns columns of one layer, every row of them: its threads load the
 // group at once, one round trip to L2, into shared memory, and a thread per column adds it up
-// from there. (A thread summing its own column straight from L2, 16 rows in flight, made 16 round
-// trips at batch 256, and the blocks at the grid barrier waited for them.)
+// from there with bias_sgd_column, as the on-chip kernel does its own. (A thread summing its own
+// column straight from L2, 16 rows in flight, made 16 round trips at batch 256, and the blocks at
+// the grid barrier waited for them.)
 //
 //   dZ, rows x out:  | group 0 | group 1 | ... |   a group: rows x 8 halves, a load per thread
 //                    |  8 cols |  8 cols |     |   per 256 of its elements
@@ -65,13 +66,13 @@ __device__ inline void output_layer_and_loss(const Model& m, const Product& x, i
 constexpr int kBiasColumns = 8;
 constexpr int kBiasLoads = kMaxBatch * kBiasColumns / kThreads;  // a thread's, at the largest batch
 static_assert(kMaxBatch * kBiasColumns % kThreads == 0 &&
-                  kMaxBatch * kBiasColumns * sizeof(float) <= kSmemBytes,
+                  kMaxBatch * kBiasColumns * sizeof(__half) <= kSmemBytes,
               "a group's loads split evenly among the threads, and it fits in the ring's memory");
 
 // One group, columns [col0, col0 + kBiasColumns) of layer y, through `staged`: the ring's shared
 // memory, free between the phase's tiles (each ends at a block barrier) and the grid barrier.
 __device__ inline void bias_sgd_group(const LayerBuffers& y, int col0, int rows,
-                                      float learning_rate, float* staged) {
+                                      float learning_rate, __half* staged) {
   const int cols = min(kBiasColumns, y.out - col0);
   __half v[kBiasLoads];
 #pragma unroll
@@ -80,20 +81,17 @@ __device__ inline void bias_sgd_group(const LayerBuffers& y, int col0, int rows,
     v[i] = r < rows && c < cols ? y.grad[size_t(r) * y.out + col0 + c] : __half(0.0f);
   }
 #pragma unroll
-  for (int i = 0; i < kBiasLoads; ++i) staged[threadIdx.x + i * kThreads] = __half2float(v[i]);
+  for (int i = 0; i < kBiasLoads; ++i) staged[threadIdx.x + i * kThreads] = v[i];
   __syncthreads();  // the group, whole, before any column's sum
   if (threadIdx.x < cols) {
-    float sum = 0.0f;
-#pragma unroll 16
-    for (int r = 0; r < rows; ++r) sum += staged[r * kBiasColumns + threadIdx.x];
-    y.bias[col0 + threadIdx.x] -= learning_rate * sum;
+    bias_sgd_column(staged, y.bias + col0, kBiasColumns, threadIdx.x, rows, learning_rate);
   }
   __syncthreads();  // every sum read its column before the next group overwrites `staged`
 }
 
 __device__ inline void bias_sgd(const Model& m, const BackwardPhase& phase, int rows,
                                 float learning_rate, uint8_t* smem) {
-  float* const staged = reinterpret_cast<float*>(smem);
+  __half* const staged = reinterpret_cast<__half*>(smem);
   int first = 0;  // the layer's first group in the count over both layers
 #pragma unroll
   for (int i = 0; i < 2; ++i) {  // unrolled, as the phase's products are
