@@ -47,16 +47,21 @@ for test in "$build"/tests/test_gemm_*; do
   done
 done
 # Every tool on the trainers too: chapter 10's kernels, which run the whole step, run only there,
-# at batch 96 the step-by-step one and at batch 32 the on-chip one (batches up to 32).
+# at batch 96 the grid kernel and at batch 32 the on-chip one (batches up to 32); at batch 40,
+# hidden 1000 chapter 10's grid kernel takes its weight gradients on the 64 x 64 tile.
 for trainer in "$build"/chapters/train_*; do
   [ -f "$trainer" ] && [ -x "$trainer" ] || continue
   chapter=${trainer##*/train_}
   for tool in memcheck racecheck initcheck synccheck; do
-    for batch in 96 32; do
+    for shape in 96x64 32x64 40x1000; do
       label=${tool}_train_$chapter
-      [ $batch = 32 ] && label=${tool}_train_b32_$chapter
-      sanitize "$tool" "$label" "$trainer" --hidden 64 --batch $batch --epochs 1 --max-steps 3 \
-        --out-dir "$logs/$label"
+      [ $shape = 32x64 ] && label=${tool}_train_b32_$chapter
+      if [ $shape = 40x1000 ]; then
+        [[ $chapter == 10_* ]] || continue
+        label=${tool}_train_wide_$chapter
+      fi
+      sanitize "$tool" "$label" "$trainer" --hidden ${shape#*x} --batch ${shape%x*} --epochs 1 \
+        --max-steps 3 --out-dir "$logs/$label"
     done
   done
 done

@@ -23,7 +23,7 @@ namespace mnist::persistent_step {
 // The block tiles of one product, dealt out to the blocks in turn.
 template <Op kOpA, Op kOpB, EpilogueKind kKind>
 __device__ void multiply(const Product& x, uint8_t* smem) {
-  for (int tile = blockIdx.x; tile < tiles_of(x.p); tile += gridDim.x) {
+  for (int tile = blockIdx.x; tile < tiles_of<LayerTile>(x.p); tile += gridDim.x) {
     multiply_tile<kOpA, kOpB, kKind>(x, tile, smem);
   }
 }
@@ -39,7 +39,7 @@ __device__ inline void output_layer_and_loss(const Model& m, const Product& x, i
   static_assert(kClasses <= kTileN, "a tile of the output layer holds whole rows of logits");
   const uint8_t* const labels = m.train_labels;
   __half* const grad = m.layer[m.layers - 1].buffers.grad;
-  for (int tile = blockIdx.x; tile < tiles_of(x.p); tile += gridDim.x) {
+  for (int tile = blockIdx.x; tile < tiles_of<LayerTile>(x.p); tile += gridDim.x) {
     multiply_tile<kForward.a, kForward.b, EpilogueKind::kBias>(x, tile, smem);
     const int row0 = tile * kTileM;  // a tile per row of tiles
     const LossSums sums = softmax_cross_entropy_block<kThreads>(
@@ -106,32 +106,53 @@ __device__ inline void bias_sgd(const Model& m, const BackwardPhase& phase, int 
   }
 }
 
+// A tile of a weight gradient, through the SGD epilogue: on the wider block tile (tile.cuh) or on
+// the 32 x 32 one.
+__device__ inline void weight_tile(const Product& x, int tile, bool wide, uint8_t* smem) {
+  constexpr Op kA = kBackwardWeight.a, kB = kBackwardWeight.b;
+  if (wide) {
+    multiply_tile<kA, kB, EpilogueKind::kSgd, WeightTile>(x, tile, smem);
+  } else {
+    multiply_tile<kA, kB, EpilogueKind::kSgd, LayerTile>(x, tile, smem);
+  }
+}
+
 // Backward phase j (backward_phase_of in schedule.cuh): the tiles of its products as one list, so
-// that the blocks share them out, then the biases of the layers it updates.
+// that the blocks share them out, then the biases of the layers it updates. The weight gradients
+// take the wider tile where the phase has enough of those to give every block one; with fewer, a
+// 32 x 32 tile a unit shares them among more blocks (at batch 256, hidden 128 the wider tile alone
+// made a step 1.28 times as long; docs/10_persistent_step.md, "A wider tile for the weight
+// gradients").
 __device__ inline void backward_phase(const Model& m, int j, int rows, const int* batch_order,
                                       float learning_rate, uint8_t* smem) {
   const BackwardPhase phase = backward_phase_of(m.layers, j);
   Product dx, dw[2];
-  int dx_tiles = 0, dw_tiles[2] = {0, 0};
+  int dx_tiles = 0, dw_tiles[2] = {0, 0}, wide_tiles = 0;
   if (phase.data_layer >= 1) {
     dx = data_product(m, phase.data_layer, rows);
-    dx_tiles = tiles_of(dx.p);
+    dx_tiles = tiles_of<LayerTile>(dx.p);
   }
 #pragma unroll
   for (int i = 0; i < 2; ++i) {  // unrolled: dw and dw_tiles stay in registers
     if (i < phase.sgd_count) {
       dw[i] = weight_product(m, phase.sgd_layers[i], rows, batch_order, learning_rate);
-      dw_tiles[i] = tiles_of(dw[i].p);
+      wide_tiles += tiles_of<WeightTile>(dw[i].p);
     }
   }
-  constexpr Op kA = kBackwardWeight.a, kB = kBackwardWeight.b;
+  const bool wide = wide_tiles >= int(gridDim.x);
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    if (i < phase.sgd_count) {
+      dw_tiles[i] = wide ? tiles_of<WeightTile>(dw[i].p) : tiles_of<LayerTile>(dw[i].p);
+    }
+  }
   for (int unit = blockIdx.x; unit < dx_tiles + dw_tiles[0] + dw_tiles[1]; unit += gridDim.x) {
     if (unit < dx_tiles) {
       multiply_tile<kBackwardData.a, kBackwardData.b, EpilogueKind::kReluGrad>(dx, unit, smem);
     } else if (unit < dx_tiles + dw_tiles[0]) {
-      multiply_tile<kA, kB, EpilogueKind::kSgd>(dw[0], unit - dx_tiles, smem);
+      weight_tile(dw[0], unit - dx_tiles, wide, smem);
     } else {
-      multiply_tile<kA, kB, EpilogueKind::kSgd>(dw[1], unit - dx_tiles - dw_tiles[0], smem);
+      weight_tile(dw[1], unit - dx_tiles - dw_tiles[0], wide, smem);
     }
   }
   bias_sgd(m, phase, rows, learning_rate, smem);
@@ -226,8 +247,9 @@ inline Model model_of(const StepBuffers& b) {
   return m;
 }
 
-// The most block tiles any phase of a full step has: more blocks than that would only wait at the
-// barriers.
+// The most block tiles any phase of a full step has, counted as 32 x 32 tiles (the weight
+// gradients run on those where their wider tiles would not give every block one): more blocks
+// than that would only wait at the barriers.
 inline int most_tiles(const Model& m) {
   const auto tiles = [](int rows, int cols) {
     return (rows + kTileM - 1) / kTileM * ((cols + kTileN - 1) / kTileN);

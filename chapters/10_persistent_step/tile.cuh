@@ -19,6 +19,18 @@
 // traffic, some 620 cycles of a tile's 2,180 on the H100 by the tile clock, where a warp per mma
 // tile needs none (docs/10_persistent_step.md, "One mma tile per warp").
 //
+// The weight gradients take a wider block tile, 64 x 64: 2 x 2 of those 32 x 32 tiles, each warp
+// its mma tile in all four, the A fragments shared by two of them and the B fragments by the other
+// two. Their K is the batch, 32 at batch 32, so a tile is one short K tile and a great many tiles
+// make a phase (2,048 of 32 x 32 for a 1024 x 1024 layer). Such a tile waits for nothing long; it
+// is the instructions around its two mma steps (the tile's place, the copies' addresses, the
+// epilogue's) that take its time, 328 a warp by Nsight Compute at batch 32, hidden 1024, one block
+// of 8 warps an SM too few to hide their latencies. Four 32 x 32 tiles in one do that work once
+// (docs/10_persistent_step.md, "A wider tile for the weight gradients").
+//
+//   WeightTile 64 x 64:  | 32 x 32 | 32 x 32 |   warp w: mma tile (w / 4, w % 4) of each
+//                        | 32 x 32 | 32 x 32 |
+//
 // Four stages of cp.async copies (chapter 04's scheme) keep the next three K tiles in flight while
 // the warps multiply this one. Only the first layer's products have more than one K tile (784
 // inputs, 7 tiles), and there each tile waits for its copies: with two stages the wait comes 7
@@ -53,24 +65,34 @@ using smem_tiling::SmemTile;
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
-constexpr int kTileM = 32;                  // rows of C per block tile
-constexpr int kTileN = 32;                  // columns of C per block tile
-constexpr int kTileK = 128;                 // columns of K per stage of the ring
+constexpr int kTileM = 32;                  // rows of C a block's warps cover, an mma tile each
+constexpr int kTileN = 32;                  // columns of C a block's warps cover, an mma tile each
 constexpr int kStages = 4;                  // K tiles in the ring
 constexpr int kMmaTilesM = kTileM / kMmaM;  // 2
 constexpr int kMmaTilesN = kTileN / kMmaN;  // 4
 static_assert(kMmaTilesM * kMmaTilesN == kWarps, "a warp per mma tile");
-constexpr int kChains = 4;  // accumulators a warp's steps of K go to in turn
-static_assert(kTileK % (kChains * kMmaK) == 0 && kChains % 2 == 0, "whole rounds, B in pairs");
 
-template <Op kOpA, Op kOpB>
-using RingFor = cp_async::Ring<SmemTile<kTileM, kTileK, kOpA == Op::N>,
-                               SmemTile<kTileN, kTileK, kOpB == Op::T>, kStages>;
+// A block tile: kTilesM x kTilesN of the 32 x 32 tiles, K copied kTileK columns a stage, the steps
+// of 16 along K going to kChains sets of accumulators in turn.
+template <int kTilesMOf, int kTilesNOf, int kTileKOf, int kChainsOf>
+struct BlockTile {
+  static constexpr int kTilesM = kTilesMOf, kTilesN = kTilesNOf;
+  static constexpr int kM = kTilesM * kTileM, kN = kTilesN * kTileN;
+  static constexpr int kTileK = kTileKOf, kChains = kChainsOf;
+  static_assert(kTileK % (kChains * kMmaK) == 0 && kChains % 2 == 0, "whole rounds, B in pairs");
+};
+using LayerTile = BlockTile<1, 1, 128, 4>;  // forward and backward-data products: K up to 1024
+using WeightTile = BlockTile<2, 2, 32, 2>;  // weight gradients: K is the batch
 
-// Shared memory a block needs for any of the step's products: the largest ring (both operands
-// MN-major, the weight gradient's).
-constexpr int kSmemBytes = std::max(
-    {RingFor<Op::N, Op::T>::kBytes, RingFor<Op::N, Op::N>::kBytes, RingFor<Op::T, Op::N>::kBytes});
+template <Op kOpA, Op kOpB, class Tile>
+using RingFor = cp_async::Ring<SmemTile<Tile::kM, Tile::kTileK, kOpA == Op::N>,
+                               SmemTile<Tile::kN, Tile::kTileK, kOpB == Op::T>, kStages>;
+
+// Shared memory a block needs for any of the step's products: the largest of their rings.
+constexpr int kSmemBytes =
+    std::max({RingFor<kForward.a, kForward.b, LayerTile>::kBytes,
+              RingFor<kBackwardData.a, kBackwardData.b, LayerTile>::kBytes,
+              RingFor<kBackwardWeight.a, kBackwardWeight.b, WeightTile>::kBytes});
 
 // A product of the step: the problem and its epilogue, and how its operands may be read.
 struct Product {
@@ -82,8 +104,9 @@ struct Product {
   const int* b_gathered = nullptr;
 };
 
+template <class Tile>
 __host__ __device__ inline int tiles_of(const GemmProblem& p) {
-  return (p.m + kTileM - 1) / kTileM * ((p.n + kTileN - 1) / kTileN);
+  return (p.m + Tile::kM - 1) / Tile::kM * ((p.n + Tile::kN - 1) / Tile::kN);
 }
 
 // Chapter 04's load_tile_async for an operand whose stored row r is image gathered[r]: rows of
@@ -118,17 +141,19 @@ __device__ __forceinline__ void load_b_fragments_along_k(const __half* tile, int
   b0[0] = r[0], b0[1] = r[1], b1[0] = r[2], b1[1] = r[3];
 }
 
-// Tile `tile` of x.p (row-major over the tiles of C), all of K, through the epilogue kKind. Every
-// thread of the block calls it; `smem` holds kSmemBytes.
-template <Op kOpA, Op kOpB, EpilogueKind kKind>
+// Block tile `tile` of x.p (row-major over the Tile-sized tiles of C), all of K, through the
+// epilogue kKind. Every thread of the block calls it; `smem` holds kSmemBytes.
+template <Op kOpA, Op kOpB, EpilogueKind kKind, class Tile = LayerTile>
 __device__ void multiply_tile(const Product& x, int tile, uint8_t* smem) {
-  using Ring = RingFor<kOpA, kOpB>;
+  using Ring = RingFor<kOpA, kOpB, Tile>;
   using ATile = typename Ring::A;
   using BTile = typename Ring::B;
+  constexpr int kTilesM = Tile::kTilesM, kTilesN = Tile::kTilesN;
+  constexpr int kTileK = Tile::kTileK, kChains = Tile::kChains;
   const GemmProblem& p = x.p;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int tiles_n = (p.n + kTileN - 1) / kTileN;
-  const int row0 = tile / tiles_n * kTileM, col0 = tile % tiles_n * kTileN;
+  const int tiles_n = (p.n + Tile::kN - 1) / Tile::kN;
+  const int row0 = tile / tiles_n * Tile::kM, col0 = tile % tiles_n * Tile::kN;
   const int k_tiles = (p.k + kTileK - 1) / kTileK;
   __half* const ring = reinterpret_cast<__half*>(smem);
 
@@ -158,19 +183,29 @@ __device__ void multiply_tile(const Product& x, int tile, uint8_t* smem) {
   // What the epilogue reads besides the product (the bias, the activations of ReLU', the fp32
   // master weights) was written phases ago: loaded now, while the copies are in flight, it costs
   // no wait of its own after the sum. A thread's elements are those it finishes below, at the mma
-  // fragment's places (mma.cuh) in its warp's mma tile.
+  // fragment's places (mma.cuh) in its warp's mma tile of each 32 x 32 tile (i, j).
   const bool paired = columns_paired<kKind>(p);
   const int mma_m = warp / kMmaTilesN, mma_n = warp % kMmaTilesN;  // the warp's mma tile
-  const int col = col0 + mma_n * kMmaN + lane % 4 * 2;
-  float2 input[2];
+  const auto row_of = [&](int i, int h) {  // h = 0: row lane / 4, v[0..1]; 1: lane / 4 + 8, v[2..3]
+    return row0 + i * kTileM + mma_m * kMmaM + lane / 4 + h * 8;
+  };
+  const auto col_of = [&](int j) { return col0 + j * kTileN + mma_n * kMmaN + lane % 4 * 2; };
+  float2 input[kTilesM][kTilesN][2];
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {  // h = 0: row lane / 4, v[0..1]; h = 1: row lane / 4 + 8, v[2..3]
-    const int row = row0 + mma_m * kMmaM + lane / 4 + h * 8;
-    input[h] = row < p.m && col < p.n ? epilogue_input_pair<kKind>(p, row, col, paired)
-                                      : float2{0.0f, 0.0f};
+  for (int i = 0; i < kTilesM; ++i) {
+#pragma unroll
+    for (int j = 0; j < kTilesN; ++j) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row_of(i, h), col = col_of(j);
+        input[i][j][h] = row < p.m && col < p.n ? epilogue_input_pair<kKind>(p, row, col, paired)
+                                                : float2{0.0f, 0.0f};
+      }
+    }
   }
 
-  float acc[kChains][4] = {};  // chain c: the steps of 16 at k = 16 c, 16 (c + kChains), ...
+  // chain c: the steps of 16 at k = 16 c, 16 (c + kChains), ...
+  float acc[kTilesM][kTilesN][kChains][4] = {};
   for (int t = 0; t < k_tiles; ++t) {
     cp_async::cp_async_wait<kStages - 2>();
     // Tile t is in shared memory for everyone, and everyone is done with tile t - 1, whose stage
@@ -182,29 +217,50 @@ __device__ void multiply_tile(const Product& x, int tile, uint8_t* smem) {
 #pragma unroll
     for (int k = 0; k < kTileK; k += kChains * kMmaK) {
       if (t * kTileK + k >= p.k) break;  // past K the tile holds only the copies' zeros
-      uint32_t a[kChains][4], b[kChains][2];
+      uint32_t a[kTilesM][kChains][4], b[kTilesN][kChains][2];
 #pragma unroll
-      for (int c = 0; c < kChains; ++c) {
-        mma_sync::load_a_fragment<ATile>(a_tile, mma_m * kMmaM, k + c * kMmaK, lane, a[c]);
+      for (int i = 0; i < kTilesM; ++i) {
+#pragma unroll
+        for (int c = 0; c < kChains; ++c) {
+          mma_sync::load_a_fragment<ATile>(a_tile, i * kTileM + mma_m * kMmaM, k + c * kMmaK, lane,
+                                           a[i][c]);
+        }
       }
 #pragma unroll
-      for (int c = 0; c < kChains; c += 2) {
-        load_b_fragments_along_k<BTile>(b_tile, k + c * kMmaK, mma_n * kMmaN, lane, b[c], b[c + 1]);
+      for (int j = 0; j < kTilesN; ++j) {
+#pragma unroll
+        for (int c = 0; c < kChains; c += 2) {
+          load_b_fragments_along_k<BTile>(b_tile, k + c * kMmaK, j * kTileN + mma_n * kMmaN, lane,
+                                          b[j][c], b[j][c + 1]);
+        }
       }
 #pragma unroll
-      for (int c = 0; c < kChains; ++c) mma_sync::mma_m16n8k16(acc[c], a[c], b[c]);
+      for (int i = 0; i < kTilesM; ++i) {
+#pragma unroll
+        for (int j = 0; j < kTilesN; ++j) {
+#pragma unroll
+          for (int c = 0; c < kChains; ++c) mma_sync::mma_m16n8k16(acc[i][j][c], a[i][c], b[j][c]);
+        }
+      }
     }
   }
 
-  // Thread (warp, lane) finishes its lane's 4 elements of the warp's mma tile.
+  // Thread (warp, lane) finishes its lane's 4 elements of the warp's mma tile in each tile (i, j).
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int row = row0 + mma_m * kMmaM + lane / 4 + h * 8;
-    if (row < p.m && col < p.n) {
-      float2 v = {0.0f, 0.0f};
+  for (int i = 0; i < kTilesM; ++i) {
 #pragma unroll
-      for (int c = 0; c < kChains; ++c) v.x += acc[c][2 * h], v.y += acc[c][2 * h + 1];
-      finish_pair<kKind>(p, row, col, v, input[h], paired);
+    for (int j = 0; j < kTilesN; ++j) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = row_of(i, h), col = col_of(j);
+        if (row < p.m && col < p.n) {
+          const float(&chains)[kChains][4] = acc[i][j];
+          float2 v = {0.0f, 0.0f};
+#pragma unroll
+          for (int c = 0; c < kChains; ++c) v.x += chains[c][2 * h], v.y += chains[c][2 * h + 1];
+          finish_pair<kKind>(p, row, col, v, input[i][j][h], paired);
+        }
+      }
     }
   }
   // Every warp is done with the ring before the next tile's copies refill it, and the block's
