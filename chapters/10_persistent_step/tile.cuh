@@ -26,7 +26,9 @@
 // is the instructions around its two mma steps (the tile's place, the copies' addresses, the
 // epilogue's) that take its time, 328 a warp by Nsight Compute at batch 32, hidden 1024, one block
 // of 8 warps an SM too few to hide their latencies. Four 32 x 32 tiles in one do that work once
-// (docs/10_persistent_step.md, "A wider tile for the weight gradients").
+// (docs/10_persistent_step.md, "A wider tile for the weight gradients"). Its stages hold 32 columns
+// of K, one piece of 16 bytes a thread for each operand, where 128 would be three quarters the
+// copies' zeros at batch 32; its two steps of 16 go to two chains.
 //
 //   WeightTile 64 x 64:  | 32 x 32 | 32 x 32 |   warp w: mma tile (w / 4, w % 4) of each
 //                        | 32 x 32 | 32 x 32 |
