@@ -34,10 +34,11 @@
 //                        | 32 x 32 | 32 x 32 |
 //
 // Four stages of cp.async copies (chapter 04's scheme) keep the next three K tiles in flight while
-// the warps multiply this one. Only the first layer's products have more than one K tile (784
-// inputs, 7 tiles), and there each tile waits for its copies: with two stages the wait comes 7
-// times, with four it mostly comes once. On the H100 four stages took 3-7% off a step, eight no
-// more (docs/10_persistent_step.md).
+// the warps multiply this one. At hidden 128 only the first layer's products have more than one K
+// tile (784 inputs, 7 tiles), and there each tile waits for its copies: with two stages the wait
+// comes 7 times, with four it mostly comes once. On the H100 four stages took 3-7% off a step,
+// eight no more (docs/10_persistent_step.md). Wider layers have more K tiles (8 at hidden 1024),
+// and so have the weight gradients at batch 256 (8 of 32).
 //
 // A tile's work is a few round trips to memory, not its arithmetic: the copies, then the
 // epilogue's own inputs (bias, activations, master weights), then the stores. The second need not
