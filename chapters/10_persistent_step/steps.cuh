@@ -250,9 +250,7 @@ inline Model model_of(const StepBuffers& b) {
 // gradients run on those where their wider tiles would not give every block one): more blocks
 // than that would only wait at the barriers.
 inline int most_tiles(const Model& m) {
-  const auto tiles = [](int rows, int cols) {
-    return (rows + kTileM - 1) / kTileM * ((cols + kTileN - 1) / kTileN);
-  };
+  const auto tiles = [](int rows, int cols) { return tiles_of<LayerTile>(rows, cols); };
   int most = 1;
   for (int l = 0; l < m.layers; ++l) most = std::max(most, tiles(m.batch, m.layer[l].buffers.out));
   for (int j = 0; j < m.layers; ++j) {

@@ -107,9 +107,15 @@ struct Product {
   const int* b_gathered = nullptr;
 };
 
+// The Tile-sized tiles of a rows x cols C.
+template <class Tile>
+__host__ __device__ inline int tiles_of(int rows, int cols) {
+  return (rows + Tile::kM - 1) / Tile::kM * ((cols + Tile::kN - 1) / Tile::kN);
+}
+
 template <class Tile>
 __host__ __device__ inline int tiles_of(const GemmProblem& p) {
-  return (p.m + Tile::kM - 1) / Tile::kM * ((p.n + Tile::kN - 1) / Tile::kN);
+  return tiles_of<Tile>(p.m, p.n);
 }
 
 // Chapter 04's load_tile_async for an operand whose stored row r is image gathered[r]: rows of
