@@ -150,7 +150,7 @@ __device__ inline void backward_phase(const Model& m, int j, int rows, const int
   // hidden 1024), a weight tile K = the batch (one): the data tiles go first to the blocks with one
   // unit fewer, list positions [dx_first, dx_first + dx_tiles), the weight tiles before and after
   // them. With a unit or none a block, they stay first: placed after the weight tiles there, the
-  // second backward phase at batch 32, hidden 1024 took 0.9k cycles longer on the H100, for a
+  // second backward phase at batch 32, hidden 1024 took 0.8k cycles longer on the H100, for a
   // reason not measured (docs/results/session20/call5).
   const int units = dx_tiles + dw_tiles[0] + dw_tiles[1];
   const int dx_first =
