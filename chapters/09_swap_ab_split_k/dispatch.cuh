@@ -17,8 +17,9 @@ namespace mnist::swap_ab_split_k {
 using wgmma::kTileK;
 using wgmma::kWgmmaM;
 
-// The batch tiles the kernel is compiled for, each one wgmma's N: a product of M rows takes the
-// smallest that holds them, and TMA fills the rows past M with zeros. 256 is wgmma's largest N.
+// The batch tiles the kernel is compiled for, each one wgmma's N (256 is wgmma's largest): a
+// product takes one of them, and as many batch tiles as M needs (batch_tile_for below); TMA fills
+// the rows past M with zeros.
 constexpr int kBatchTiles[] = {32, 64, 128, 256};
 constexpr int kMaxBatch = 256;
 constexpr int kMinKTilesPerSplit = 2;  // K tiles of 64 each split walks at least
@@ -27,50 +28,66 @@ constexpr int kMaxSplits = 16;         // most ranges K is cut into
 // most a split product may have. Split products have fewer tiles than the GPU has SMs.
 constexpr int kArrivalCounters = 1024;
 
-inline int batch_tile_for(int m) {
+// Consumer warpgroups of a block, each 64 rows of C^T: two for the batch tile of 256, whose
+// operand tile is then read once for 128 weight rows (gemm.cuh, "The block"), one below it.
+constexpr int consumers_for(int batch_tile) {
+  return batch_tile > 128 ? 2 : 1;
+}
+
+constexpr int tile_rows_for(int batch_tile) {
+  return consumers_for(batch_tile) * kWgmmaM;
+}
+
+// The batch tiles of M rows, and the tiles of C^T: rows of tile_rows weights by batch tiles.
+__host__ __device__ inline int batch_tiles_of(int m, int batch_tile) {
+  return (m + batch_tile - 1) / batch_tile;
+}
+
+__host__ __device__ inline int tiles_of(const GemmProblem& p, int tile_rows, int batch_tile) {
+  return (p.n + tile_rows - 1) / tile_rows * batch_tiles_of(p.m, batch_tile);
+}
+
+// The batch tile: the smallest whose tiles of C^T the GPU runs all at once, one block each
+// (resident(batch_tile) blocks, before K is split), and at most the smallest that holds M. A
+// smaller batch tile makes more tiles, each reading its weight rows again (from L2) but for fewer
+// batch columns, and a product that fills the GPU with tiles needs fewer splits, or none. Every
+// batch-256 product of the trainer with each batch tile forced, on the H100 (CUDA-graph medians,
+// docs/results/session21/call1 and call2): where the tiles of 32 all run at once (hidden 2048 and
+// below) they took 0.75-0.95 of the time of the tiles of 64, and those 0.37-0.62 of the tile of
+// 256's; at 4096 x 4096 and 4096 x 784 the tiles of 64 (256 tiles) took 0.66 and 0.79 of 32's
+// (512) and 0.60 and 0.46 of 256's; at 8192 x 8192 and 8192 x 784 the tiles of 128 (256 tiles)
+// took 0.83-0.84 and 0.77 of 64's (512) and 0.90-0.97 and 0.58 of 256's.
+template <class Resident>
+int batch_tile_for(const GemmProblem& p, Resident&& resident) {
   for (const int tile : kBatchTiles) {
-    if (m <= tile) return tile;
+    if (p.m <= tile || tiles_of(p, tile_rows_for(tile), tile) <= resident(tile)) return tile;
   }
   return kMaxBatch;
 }
 
-// Where the batch tile of 256 takes this kernel: weights of N x K (C^T's rows times K) at least
-// this many. Its block of 64 or 128 weight rows x 256 batch columns leaves few tiles, so it pays
-// only where the weights are big enough to fill the GPU. Chapter 08's path's time over this
-// kernel's at batch 256 (above 1: this kernel is faster), medians of two alternating runs on the
-// H100, 2026-11-23 (docs/results/session10/tile256_ratios.txt): 0.49-0.83 up to 1024 x 1024,
-// 0.88 at 2048 x 784, 1.20-1.22 at 2048 x 2048, 1.49-1.61 at 4096 x 784 and 4096 x 4096 (and
-// 2.2 at 8192 x 8192, docs/results/session10/run_log_bench.txt). The bound lies between the
-// largest that lost (1.6 M) and the smallest that won (3.2 M).
-constexpr int64_t kMinWeightsAtBatchTile256 = int64_t(1) << 21;
-
 // (1) A is not transposed: the forward and backward-data products, whose M is the batch; (2) M
-// fits one batch tile; (3) at the batch tile of 256, N x K is at least kMinWeightsAtBatchTile256;
-// (4) TMA can read both operands (16-byte aligned, every stored row a multiple of 8 halves). M
-// itself may be anything from 1 to 256: rows of the batch tile past M are TMA's zeros, and the
-// epilogue skips them. The GPU is an H100 with sm_90a code: gemm() runs the chapter nowhere else
-// (kNeedsSm90a, common/gpu_requirements.hpp).
+// is at most kMaxBatch; (3) TMA can read both operands (16-byte aligned, every stored row a
+// multiple of 8 halves). M itself may be anything from 1 to 256: rows of the last batch tile past
+// M are TMA's zeros, and the epilogue skips them. The GPU is an H100 with sm_90a code: gemm() runs
+// the chapter nowhere else (kNeedsSm90a, common/gpu_requirements.hpp).
 //
-// The output layer's forward product, N = 10 (one tile of 64 or 128 rows, 10 of them weights, the
-// rest zeros), comes here at the batch tiles of 32 to 128: at batch 32 chapter 08's path took
-// 1.33-1.35 times this kernel's time (CUDA-graph medians at hidden 1024 and 8192,
-// docs/results/gemm_08_warp_specialized.csv against docs/results/ch09/gemm_09_swap_ab_split_k.csv).
-// At the batch tile of 256, (3) leaves it to chapter 08's path, which took 0.33-0.73 of this
-// kernel's time there (every hidden width, docs/results/session10/tile256_ratios.txt). The batch
-// tiles of 64 and 128 were never timed on N = 10. The output layer's other products never come
-// here: backward-data has K = 10 (rows of 20 bytes), the weight gradient A transposed.
+// The output layer's forward product, N = 10 (one tile of 64 rows, 10 of them weights, the rest
+// zeros), comes here too: at batch 32 chapter 08's path took 1.33-1.35 times this kernel's time
+// (CUDA-graph medians at hidden 1024 and 8192, docs/results/gemm_08_warp_specialized.csv against
+// docs/results/ch09/gemm_09_swap_ab_split_k.csv); at batch 256, on 8 batch tiles of 32, this
+// kernel took 0.74-0.98 of chapter 08's time at every hidden width (docs/results/session21/call2).
+// The output layer's other products never come here: backward-data has K = 10 (rows of 20 bytes),
+// the weight gradient A transposed.
 template <Op kOpA, Op kOpB>
 bool swap_ab_takes(const GemmProblem& p) {
-  return kOpA == Op::N && p.m <= kMaxBatch &&
-         (batch_tile_for(p.m) < kMaxBatch || int64_t(p.n) * p.k >= kMinWeightsAtBatchTile256) &&
-         smem_tiling::vectorizable(p.a, p.k) &&
+  return kOpA == Op::N && p.m <= kMaxBatch && smem_tiling::vectorizable(p.a, p.k) &&
          smem_tiling::vectorizable(p.b, kOpB == Op::N ? p.n : p.k);
 }
 
-// Calls f(std::integral_constant<int, tile>{}) for the batch tile of M = m, known only at run time.
+// Calls f(std::integral_constant<int, batch_tile>{}) for a batch tile known only at run time.
 template <class F>
-void with_batch_tile(int m, F&& f) {
-  switch (batch_tile_for(m)) {
+void with_batch_tile(int batch_tile, F&& f) {
+  switch (batch_tile) {
     case 32:
       return f(std::integral_constant<int, 32>{});
     case 64:
@@ -101,7 +118,7 @@ struct SplitPlan {
 inline SplitPlan plan_split(const GemmProblem& p, int tile_rows, int batch_tile,
                             int resident_blocks) {
   const int k_tiles = (p.k + kTileK - 1) / kTileK;
-  const int tiles = (p.n + tile_rows - 1) / tile_rows;
+  const int tiles = tiles_of(p, tile_rows, batch_tile);
   const size_t partial_floats = size_t(tile_rows) * batch_tile;  // one split's partial tile
   const size_t stage_bytes = size_t(tile_rows + batch_tile) * kTileK * sizeof(__half);
   float* const partials =

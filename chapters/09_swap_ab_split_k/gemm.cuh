@@ -9,19 +9,24 @@
 //
 // Swap AB. C^T = op(B)^T . op(A)^T is the same product with the operands' roles exchanged: its
 // rows are C's columns (the weights' rows, thousands of them) and its columns are the batch. The
-// warpgroup's 64 rows go to the weights and wgmma's N to the batch, N = 32, 64, 128 or 256, the
-// smallest that holds M (dispatch.cuh). The operands are copied as stored, as before: swapped()
-// below describes C^T to chapter 07's tensor maps and ring, and only the epilogue knows that
-// element (r, q) of the accumulators is C[q][r].
+// warpgroup's 64 rows go to the weights and wgmma's N to the batch: a batch tile of N = 32, 64,
+// 128 or 256 columns of C^T, as many batch tiles as M needs. The operands are copied as stored, as
+// before: swapped() below describes C^T to chapter 07's tensor maps and ring, and only the
+// epilogue knows that element (r, q) of the accumulators is C[q][r].
 //
 //   C (M x N)         C^T (N x M)             block tile of C^T: 64 (or 128) rows x batch tile
-//   +--------------+  +---+                   rows: op(B)^T, the weights, wgmma's "A"
-//   |  batch x N   |  |   | N rows            columns: op(A)^T, the batch, wgmma's "B" (N <= 256)
-//   +--------------+  |   |
-//                     +---+ M columns
+//   +--------------+  +---+---+               rows: op(B)^T, the weights, wgmma's "A"
+//   |  batch x N   |  |   |   | N rows        columns: op(A)^T, the batch, wgmma's "B" (N <= 256)
+//   +--------------+  |   |   |
+//                     +---+---+ M columns, in batch tiles
 //
-// Split K in the kernel. With N / 64 tiles and fewer tiles than SMs, K is cut into splits
-// (dispatch.cuh), one block per (tile, split). Chapter 05 added the partial tiles in a second
+// Which batch tile (dispatch.cuh): the smallest whose tiles the GPU runs all at once. At batch
+// 256 a batch tile of 32 makes 8 tiles of every 64 weight rows, each reading those rows again
+// (from L2), where one of 256 would leave most SMs idle at hidden 2048 and below, or cut K into
+// splits whose partial tiles of 128 x 256 floats one block reads back alone.
+//
+// Split K in the kernel. With fewer tiles than SMs, K is cut into splits (dispatch.cuh), one block
+// per (tile, split). Chapter 05 added the partial tiles in a second
 // kernel; here the blocks do it themselves, and no second launch is needed:
 //   every split   stores its fp32 partial tile to the workspace, then (one thread, after a
 //                 warpgroup barrier and a fence) adds 1 to the tile's arrival counter
@@ -45,11 +50,10 @@
 // kMaxStages: at batch 32 a K tile is 12 KB, of which 8 KB are weights read once from memory, and
 // 8 stages keep up to 84 KB of weights in flight per block.
 //
-// When: swap_ab_takes() in dispatch.cuh (A not transposed, M <= 256 and, at the batch tile of 256,
-// weights of N x K >= 2^21; both operands readable by TMA). Every other product goes to chapter
-// 08's launch_gemm, included here.
+// When: swap_ab_takes() in dispatch.cuh (A not transposed, M <= 256, both operands readable by
+// TMA). Every other product goes to chapter 08's launch_gemm, included here.
 //
-// Edges. TMA writes zeros past every edge of the operands: the rows of the batch tile past M,
+// Edges. TMA writes zeros past every edge of the operands: the rows of the last batch tile past M,
 // the rows of the tile past N, the K tail. The epilogue skips what lies outside C.
 #pragma once
 
@@ -99,10 +103,11 @@ inline GemmProblem swapped(const GemmProblem& p) {
 }
 
 // The block for a batch tile of kBatchTile columns of C^T (wgmma's N).
-template <Op kOpA, Op kOpB, int kBatchTile>
+template <Op kOpA, Op kOpB, int kBatchTileOf>
 struct Block {
-  static constexpr int kConsumers = kBatchTile > 128 ? 2 : 1;            // consumer warpgroups
-  static constexpr int kTileRows = kConsumers * kWgmmaM;                 // rows of C^T per tile
+  static constexpr int kBatchTile = kBatchTileOf;
+  static constexpr int kConsumers = consumers_for(kBatchTile);           // consumer warpgroups
+  static constexpr int kTileRows = tile_rows_for(kBatchTile);            // rows of C^T per tile
   static constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;  // the producer first
   static constexpr int kConsumerWarps = kConsumers * kWarpgroupThreads / 32;  // empty a stage
   static constexpr int kBlocksPerSm = kConsumers == 1 ? 2 : 1;
@@ -121,8 +126,28 @@ __device__ unsigned int tile_arrivals[kArrivalCounters];
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-__device__ __forceinline__ int unit_count(const GemmProblem& p, int tile_rows, int splits) {
-  return (p.n + tile_rows - 1) / tile_rows * splits;
+template <class Block>
+__device__ __forceinline__ int unit_count(const GemmProblem& p, int splits) {
+  return tiles_of(p, Block::kTileRows, Block::kBatchTile) * splits;
+}
+
+// A block's unit of work: tile `tile` of C^T, rows [row0, row0 + kTileRows) (the weights) and
+// columns [batch0, batch0 + kBatchTile) (the batch), over K tiles [k_begin, k_end). Units go
+// split by split, then batch tile by batch tile, then weight tile by weight tile: the blocks that
+// run at once share the weight rows they read.
+struct Unit {
+  int tile, split, row0, batch0, k_begin, k_end;
+};
+
+template <class Block>
+__device__ __forceinline__ Unit unit_of(const GemmProblem& p, const SplitPlan& plan, int unit) {
+  const int batch_tiles = batch_tiles_of(p.m, Block::kBatchTile);
+  const int tile = unit / plan.splits, split = unit % plan.splits;
+  const int row0 = tile / batch_tiles * Block::kTileRows;     // rows of C^T: the weights
+  const int batch0 = tile % batch_tiles * Block::kBatchTile;  // columns of C^T: the batch
+  const int k_begin = split * plan.k_tiles_per_split;
+  const int k_end = min(k_begin + plan.k_tiles_per_split, (p.k + kTileK - 1) / kTileK);
+  return {tile, split, row0, batch0, k_begin, k_end};
 }
 
 // The producer (one thread): fills the ring with the K tiles of every (tile, split) unit of this
@@ -132,21 +157,17 @@ __device__ __forceinline__ void produce(const CUtensorMap& map_a, const CUtensor
                                         const GemmProblem& p, const SplitPlan& plan, uint32_t ring,
                                         uint32_t full, uint32_t empty) {
   using Ring = typename Block::Ring;
-  const int k_tiles = (p.k + kTileK - 1) / kTileK;
   int stage = 0;
   uint32_t phase = 0;  // parity of the stage's current use, as in chapter 08
-  for (int unit = blockIdx.x; unit < unit_count(p, Block::kTileRows, plan.splits);
-       unit += gridDim.x) {
-    const int row0 = unit / plan.splits * Block::kTileRows;  // first row of C^T: column of C
-    const int k_begin = unit % plan.splits * plan.k_tiles_per_split;
-    const int k_end = min(k_begin + plan.k_tiles_per_split, k_tiles);
-    for (int t = k_begin; t < k_end; ++t) {
+  for (int unit = blockIdx.x; unit < unit_count<Block>(p, plan.splits); unit += gridDim.x) {
+    const Unit u = unit_of<Block>(p, plan, unit);
+    for (int t = u.k_begin; t < u.k_end; ++t) {
       const uint32_t full_barrier = full + stage * sizeof(uint64_t);
       mbarrier_wait(empty + stage * sizeof(uint64_t), phase ^ 1);  // the previous use is read
       mbarrier_arrive_expect_tx(full_barrier, Ring::kStageBytes);
       const uint32_t a = ring + stage * Ring::kStageBytes;
-      load_tile<typename Ring::A>(map_a, a, row0, t * kTileK, full_barrier);
-      load_tile<typename Ring::B>(map_b, a + Ring::A::kBytes, 0, t * kTileK, full_barrier);
+      load_tile<typename Ring::A>(map_a, a, u.row0, t * kTileK, full_barrier);
+      load_tile<typename Ring::B>(map_b, a + Ring::A::kBytes, u.batch0, t * kTileK, full_barrier);
       if (++stage == Block::kStages) stage = 0, phase ^= 1;
     }
   }
@@ -205,15 +226,15 @@ __device__ __forceinline__ bool sum_splits_if_last(float (&acc)[kCount], const S
   return true;
 }
 
-// The warpgroup's 64 x N accumulators of C^T, whose first element is (n0, 0), through the
+// The warpgroup's 64 x N accumulators of C^T, whose first element is (n0, m0), through the
 // epilogue: in wgmma.cuh's layout, d[4 i + 2 h + j] is row r = 16 w + l / 4 + 8 h and column
-// q = 8 i + 2 (l % 4) + j of C^T, so element C[q][n0 + r]. Stored one element at a time: a
+// q = 8 i + 2 (l % 4) + j of C^T, so element C[m0 + q][n0 + r]. Stored one element at a time: a
 // thread's two neighbouring columns of C^T are two rows of C, N elements apart. A warp's store
 // still fills whole 32-byte sectors of floats (8 lanes write 8 neighbouring n of one row of C). As
 // in chapter 07, the epilogue's inputs of kEpilogueGroup 8-column blocks are loaded first.
 template <EpilogueKind kKind, int kCount>
 __device__ __forceinline__ void finish_transposed(const GemmProblem& p, const float (&acc)[kCount],
-                                                  int n0) {
+                                                  int n0, int m0) {
   constexpr int kColumnBlocks = kCount / 4;  // 8-column blocks of the accumulator tile
   constexpr int kGroup = kColumnBlocks < kEpilogueGroup ? kColumnBlocks : kEpilogueGroup;
   const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;  // warp within the warpgroup
@@ -228,7 +249,7 @@ __device__ __forceinline__ void finish_transposed(const GemmProblem& p, const fl
       for (int i = 0; i < kGroup; ++i) {
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
-          const int m = 8 * (i0 + i) + lane % 4 * 2 + j;
+          const int m = m0 + 8 * (i0 + i) + lane % 4 * 2 + j;
           input[i][j] = m < p.m ? epilogue_input<kKind>(p, m, n) : 0.0f;
         }
       }
@@ -236,7 +257,7 @@ __device__ __forceinline__ void finish_transposed(const GemmProblem& p, const fl
       for (int i = 0; i < kGroup; ++i) {
 #pragma unroll
         for (int j = 0; j < 2; ++j) {
-          const int m = 8 * (i0 + i) + lane % 4 * 2 + j;
+          const int m = m0 + 8 * (i0 + i) + lane % 4 * 2 + j;
           if (m < p.m) finish_element<kKind>(p, m, n, acc[4 * (i0 + i) + 2 * h + j], input[i][j]);
         }
       }
@@ -252,23 +273,19 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, cons
                                         int* arrived_last) {
   using Ring = typename Block::Ring;
   const int lane = threadIdx.x % 32;
-  const int k_tiles = (p.k + kTileK - 1) / kTileK;
   float acc[Block::kAccumulators] = {};  // never reaches a wgmma uninitialised
   int stage = 0;
   uint32_t phase = 0;
-  for (int unit = blockIdx.x; unit < unit_count(p, Block::kTileRows, plan.splits);
-       unit += gridDim.x) {
-    const int tile = unit / plan.splits, split = unit % plan.splits;
-    const int k_begin = split * plan.k_tiles_per_split;
-    const int k_end = min(k_begin + plan.k_tiles_per_split, k_tiles);
+  for (int unit = blockIdx.x; unit < unit_count<Block>(p, plan.splits); unit += gridDim.x) {
+    const Unit u = unit_of<Block>(p, plan, unit);
     int previous = 0;  // the stage of the K tile before, still being read
-    for (int t = k_begin; t < k_end; ++t) {
+    for (int t = u.k_begin; t < u.k_end; ++t) {
       mbarrier_wait(full + stage * sizeof(uint64_t), phase);  // its bytes have landed
       const uint32_t a = ring + stage * Ring::kStageBytes;    // the stage: A tile, then B tile
       multiply_k_tile<typename Ring::A, typename Ring::B>(
-          acc, a + consumer * Ring::kWarpgroupRowsBytes, a + Ring::A::kBytes, t > k_begin);
+          acc, a + consumer * Ring::kWarpgroupRowsBytes, a + Ring::A::kBytes, t > u.k_begin);
       wgmma_wait<1>();  // K tile t - 1's wgmmas are done: its stage goes back to the producer
-      if (t > k_begin && lane == 0) mbarrier_arrive(empty + previous * sizeof(uint64_t));
+      if (t > u.k_begin && lane == 0) mbarrier_arrive(empty + previous * sizeof(uint64_t));
       previous = stage;
       if (++stage == Block::kStages) stage = 0, phase ^= 1;
     }
@@ -276,12 +293,12 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, cons
     if (lane == 0) mbarrier_arrive(empty + previous * sizeof(uint64_t));
     accumulators_settled(acc);
     if constexpr (kSplitK) {
-      const int counter = tile * Block::kConsumers + consumer;
-      if (!sum_splits_if_last(acc, plan, counter, split, consumer, arrived_last + consumer)) {
+      const int counter = u.tile * Block::kConsumers + consumer;
+      if (!sum_splits_if_last(acc, plan, counter, u.split, consumer, arrived_last + consumer)) {
         continue;
       }
     }
-    finish_transposed<kKind>(p, acc, tile * Block::kTileRows + consumer * kWgmmaM);
+    finish_transposed<kKind>(p, acc, u.row0 + consumer * kWgmmaM, u.batch0);
   }
 }
 
@@ -347,18 +364,27 @@ __global__ void __launch_bounds__(Block<kOpA, kOpB, kBatchTile>::kThreads,
   swap_ab_gemm<kOpA, kOpB, kKind, kBatchTile, true>(map_a, map_b, p, plan);
 }
 
+// The blocks of a batch tile the GPU runs at once. The same block with K split or whole: the
+// persistent grid, the batch tile and the splits are sized by one count.
+template <Op kOpA, Op kOpB, EpilogueKind kKind, int kBatchTile>
+int resident_swap_ab_blocks() {
+  using B = Block<kOpA, kOpB, kBatchTile>;
+  static const int resident = resident_blocks(
+      swap_ab_split_k_gemm_kernel<kOpA, kOpB, kKind, kBatchTile>, B::kThreads, B::Ring::kSmemBytes);
+  return resident;
+}
+
 template <Op kOpA, Op kOpB, EpilogueKind kKind, int kBatchTile>
 void launch_swap_ab(const GemmProblem& p, cudaStream_t stream) {
   using B = Block<kOpA, kOpB, kBatchTile>;
   using Ring = typename B::Ring;
   const auto whole_k = swap_ab_gemm_kernel<kOpA, kOpB, kKind, kBatchTile>;
   const auto split_k = swap_ab_split_k_gemm_kernel<kOpA, kOpB, kKind, kBatchTile>;
-  // The same block either way: the persistent grid, and the splits, are sized by one count.
-  static const int resident = resident_blocks(split_k, B::kThreads, Ring::kSmemBytes);
+  const int resident = resident_swap_ab_blocks<kOpA, kOpB, kKind, kBatchTile>();
   [[maybe_unused]] static const bool opted_in = allow_shared_memory(whole_k, Ring::kSmemBytes);
   const SplitPlan plan = plan_split(p, B::kTileRows, kBatchTile, resident);
   const TensorMaps<typename Ring::A, typename Ring::B> maps(swapped(p));
-  const int units = (p.n + B::kTileRows - 1) / B::kTileRows * plan.splits;
+  const int units = tiles_of(p, B::kTileRows, kBatchTile) * plan.splits;
   const auto kernel = plan.splits > 1 ? split_k : whole_k;
   kernel<<<std::min(units, resident), B::kThreads, Ring::kSmemBytes, stream>>>(maps.a, maps.b, p,
                                                                                plan);
@@ -370,8 +396,16 @@ inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
       constexpr Op kOpA = decltype(op_a)::value, kOpB = decltype(op_b)::value;
       if constexpr (kOpA == Op::N) {  // the backward-weight products (A: T) never take it
         if (swap_ab_takes<kOpA, kOpB>(p)) {
-          with_batch_tile(p.m, [&](auto tile) {
-            launch_swap_ab<kOpA, kOpB, decltype(kind)::value, decltype(tile)::value>(p, stream);
+          constexpr EpilogueKind kKind = decltype(kind)::value;
+          const auto resident = [](int batch_tile) {
+            int blocks = 0;
+            with_batch_tile(batch_tile, [&](auto tile) {
+              blocks = resident_swap_ab_blocks<kOpA, kOpB, kKind, decltype(tile)::value>();
+            });
+            return blocks;
+          };
+          with_batch_tile(batch_tile_for(p, resident), [&](auto tile) {
+            launch_swap_ab<kOpA, kOpB, kKind, decltype(tile)::value>(p, stream);
           });
           return;
         }

@@ -27,10 +27,10 @@
 
 namespace mnist::testing {
 
-// A kernel's qualified name without its return type, template arguments or parameters, e.g.
-// "mnist::fused_step::sum_splits_kernel" for
+// A kernel's qualified name with its template arguments, without its return type or parameters,
+// e.g. "mnist::fused_step::sum_splits_kernel<(mnist::EpilogueKind)4>" for
 // "void mnist::fused_step::sum_splits_kernel<(mnist::EpilogueKind)4>(mnist::GemmProblem, int)".
-inline std::string qualified_kernel_name(const char* mangled) {
+inline std::string kernel_name_with_arguments(const char* mangled) {
   int status = 0;
   const std::unique_ptr<char, decltype(&std::free)> demangled(
       abi::__cxa_demangle(mangled, nullptr, nullptr, &status), &std::free);
@@ -40,17 +40,32 @@ inline std::string qualified_kernel_name(const char* mangled) {
     name.erase(at, anonymous.size());
   const std::string returns = "void ";  // a function template's name starts with its return type
   if (name.compare(0, returns.size(), returns) == 0) name.erase(0, returns.size());
-  return name.substr(0, name.find_first_of("<("));
+  const size_t open = name.find_first_of("<(");
+  if (open == std::string::npos || name[open] == '(') return name.substr(0, open);
+  size_t end = open;  // the '>' that closes the arguments, which may hold <> of their own
+  for (int depth = 0; end < name.size(); ++end) {
+    if (name[end] == '<') ++depth;
+    if (name[end] == '>' && --depth == 0) break;
+  }
+  return name.substr(0, end + 1);
+}
+
+// The same without the template arguments: "mnist::fused_step::sum_splits_kernel".
+inline std::string qualified_kernel_name(const char* mangled) {
+  const std::string name = kernel_name_with_arguments(mangled);
+  return name.substr(0, name.find('<'));
 }
 
 // The qualified names of the graph's kernel nodes, sorted: the tests ask which kernels ran, not in
-// which order (cudaGraphGetNodes promises none).
-inline std::vector<std::string> kernel_names(cudaGraph_t graph) {
+// which order (cudaGraphGetNodes promises none). With `with_arguments`, the same names with their
+// template arguments go there, sorted too.
+inline std::vector<std::string> kernel_names(cudaGraph_t graph,
+                                             std::vector<std::string>* with_arguments = nullptr) {
   size_t count = 0;
   CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
   std::vector<cudaGraphNode_t> nodes(count);
   CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
-  std::vector<std::string> names;
+  std::vector<std::string> full;
   for (cudaGraphNode_t node : nodes) {
     cudaGraphNodeType type;
     CUDA_CHECK(cudaGraphNodeGetType(node, &type));
@@ -59,19 +74,25 @@ inline std::vector<std::string> kernel_names(cudaGraph_t graph) {
     CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &params));
     const char* name = nullptr;
     CUDA_CHECK(cudaFuncGetName(&name, params.func));  // CUDA 12.3 and later
-    names.push_back(qualified_kernel_name(name));
+    full.push_back(kernel_name_with_arguments(name));
   }
+  std::sort(full.begin(), full.end());
+  std::vector<std::string> names;
+  for (const std::string& name : full) names.push_back(name.substr(0, name.find('<')));
   std::sort(names.begin(), names.end());
+  if (with_arguments) *with_arguments = full;
   return names;
 }
 
 // Records what launch() enqueues on `stream` as a graph, runs the graph once on `stream` and waits
-// for it; returns the names of its kernels. `stream` should be a blocking stream (cudaStreamCreate)
-// so that a launch on the legacy stream fails, see above. Throws CudaError where the capture
+// for it; returns the names of its kernels (and, with `with_arguments`, kernel_names' second list).
+// `stream` should be a blocking stream (cudaStreamCreate) so that a launch on the legacy stream
+// fails, see above. Throws CudaError where the capture
 // fails; the stream is out of capture mode again either way.
 template <class Launch>
 std::vector<std::string> run_captured(cudaStream_t stream, Launch&& launch,
-                                      cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal) {
+                                      cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal,
+                                      std::vector<std::string>* with_arguments = nullptr) {
   CUDA_CHECK(cudaStreamBeginCapture(stream, mode));
   cudaGraph_t graph = nullptr;
   try {
@@ -83,7 +104,7 @@ std::vector<std::string> run_captured(cudaStream_t stream, Launch&& launch,
   }
   CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
   const std::unique_ptr<CUgraph_st, decltype(&cudaGraphDestroy)> owned(graph, &cudaGraphDestroy);
-  const std::vector<std::string> names = kernel_names(graph);
+  const std::vector<std::string> names = kernel_names(graph, with_arguments);
   cudaGraphExec_t exec = nullptr;
   CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
   const std::unique_ptr<CUgraphExec_st, decltype(&cudaGraphExecDestroy)> owned_exec(

@@ -22,9 +22,8 @@ struct ChapterKernels {
   bool wgmma_dispatch;
   // Chapter 09: the same kernel as `kernel` for the products it does not split along K (`kernel`
   // splits K and adds the splits itself). The two take only the products swap_ab_takes() allows
-  // (chapters/09_swap_ab_split_k/dispatch.cuh: A not transposed, M <= 256 and, for M > 128,
-  // N x K >= 2^21, operands TMA can read) and give every other product to chapter 08's rule
-  // (kChapter08).
+  // (chapters/09_swap_ab_split_k/dispatch.cuh: A not transposed, M <= 256, operands TMA can read)
+  // and give every other product to chapter 08's rule (kChapter08).
   const char* whole_k = nullptr;
   // Chapter 10 on: the kernel that trains many steps in one launch (common/step_interface.cuh),
   // for the models and batches the chapter's rule takes; its GEMMs (the fields above) are those of

@@ -51,6 +51,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -82,16 +83,18 @@ struct Shape {
 // splits, a last split shorter than the others (K = 4099), one tile of C cut many ways (40 x 64).
 // 1032 x 4104 x 264 has more 128 x 256 tiles (153) than an H100 has SMs, so that chapter 08's
 // persistent blocks take a second tile; each side is 8 past a multiple of the tile, and K 8 past
-// a multiple of 64. Chapter 09's batch tiles: M of 1..32 (tile 32), 40 (64), 100 and 96 (128;
-// 96 is the last batch of an epoch at batch 256), 130 to 256 (256), with N past a multiple of
-// 64 (784, 1000) and the trainer's widths at batch 32 (32 x 2048 x 2048, K split in 7). The batch
-// tile of 256 takes only weights of N x K >= 2^21 (chapters/09_swap_ab_split_k/dispatch.cuh), so
-// it has shapes of its own: 250 x 8192 x 264 (64 tiles of 128 rows, K split in 2: weights past
-// 2^21 whose partial tiles the 16 MiB workspace holds twice) and 130 x 8200 x 264 (a last tile of
-// 8 rows); 256 x 1024 x 1024, 250 x 1000 x 784, 200 x 136 x 64 and 250 x 10 x 128 (the
-// last two small enough for the mutants' runs) must stay on chapter 08's path, while N = 10 at
-// M = 1 and 32 (the output layer's forward product, 1 x 10 x 784 and 32 x 10 x 1024) comes to
-// chapter 09's kernel.
+// a multiple of 64. Chapter 09's batch tiles (the smallest whose tiles all run at once, up to the
+// smallest that holds M; chapters/09_swap_ab_split_k/dispatch.cuh), as an H100 chooses them: M
+// of 1..32 on one tile of 32; 40, 96, 100, 200 and 250 on 2 to 8 of them (96 is the last batch of
+// an epoch at batch 256), K split (256 x 1024 x 1024, 250 x 1000 x 784, 100 x 784 x 512) or not
+// (200 x 136 x 64, 250 x 10 x 128, the two small enough for the mutants' runs); 200 x 4168 x 200
+// on 4 tiles of 64, 264 tiles, as many as an H100 runs at once (those of 32, 462, are more), and
+// 225 x 2056 x 8 on 8 tiles of 32, 264 again, the last with one row (small enough for the mutants);
+// 250 x 8192 x 264 and 130 x 8200 x 264 on 2 tiles of 128, the last with 2 rows; 200 x 8456 x 136
+// on one of 256 (133 tiles of 64 rows by 2 of 128 are 266). With N past a multiple of 64 (784,
+// 1000) and the trainer's widths at batch 32 (32 x 2048 x 2048, K split in 7). N = 10 (the output
+// layer's forward product, 1 x 10 x 784, 32 x 10 x 1024, 250 x 10 x 128) comes to chapter 09's
+// kernel.
 const Shape kShapes[] = {
     {1, 1, 1},        {1, 1, 8},        {1, 10, 784},      {2, 3, 5},        {7, 13, 17},
     {17, 31, 29},     {31, 1, 64},      {3, 257, 10},      {100, 100, 10},   {10, 1024, 32},
@@ -99,7 +102,7 @@ const Shape kShapes[] = {
     {1, 4096, 3},     {513, 257, 1000}, {256, 1024, 1024}, {10, 128, 250},   {250, 10, 128},
     {32, 784, 8192},  {3, 200, 4099},   {32, 1024, 1000},  {40, 64, 1024},   {1032, 4104, 264},
     {100, 784, 512},  {96, 2048, 1024}, {250, 1000, 784},  {32, 2048, 2048}, {250, 8192, 264},
-    {130, 8200, 264}, {200, 136, 64},
+    {130, 8200, 264}, {200, 136, 64},   {200, 4168, 200},  {200, 8456, 136}, {225, 2056, 8},
 };
 constexpr double kSmallWork = 1 << 22;  // multiply-adds of the shapes the sanitizer runs
 bool is_small(const Shape& s) {
@@ -508,22 +511,43 @@ std::vector<Path> by_split(SplitK split, const Path& whole, const Path& split_pa
   return {};
 }
 
-// The splits of chapter 09's plan_split (chapters/09_swap_ab_split_k/dispatch.cuh), restated as
-// the claim under test: as many (tile, split) blocks as are resident, every split at least 2 K
-// tiles of 64, at most 16 splits, no more than the workspace holds, and the last block's read-back
-// of splits - 1 fp32 partial tiles no more bytes than one split's operands. A batch tile of 256
-// has 128 rows per tile and one block per SM; the smaller ones 64 rows and two blocks per SM. The
-// workspace starts at a 16-byte boundary, up to 3 floats in.
-int swap_ab_splits(const DispatchFacts& f, int resident, size_t workspace_floats) {
+// Chapter 09's batch tiles (chapters/09_swap_ab_split_k/dispatch.cuh), restated as the claim under
+// test: a batch tile of 256 has 128 rows per tile, one block per SM; the smaller ones 64 rows, two
+// blocks per SM.
+constexpr int kSwapAbBatchTiles[] = {32, 64, 128, 256};
+int swap_ab_tile_rows(int batch_tile) {
+  return batch_tile == 256 ? 128 : 64;
+}
+long swap_ab_tiles(const Shape& s, int batch_tile) {
+  const int rows = swap_ab_tile_rows(batch_tile);
+  return long((s.n + rows - 1) / rows) * ((s.m + batch_tile - 1) / batch_tile);
+}
+
+// batch_tile_for(): the smallest batch tile whose tiles all run at once on `resident(tile)` blocks,
+// at most the smallest that holds M.
+template <class Resident>
+int swap_ab_batch_tile(const Shape& s, Resident resident) {
+  for (const int tile : kSwapAbBatchTiles) {
+    if (s.m <= tile || swap_ab_tiles(s, tile) <= resident(tile)) return tile;
+  }
+  return 256;
+}
+
+// The splits of chapter 09's plan_split, restated: as many (tile, split) blocks as are resident,
+// every split at least 2 K tiles of 64, at most 16 splits, no more than the workspace holds, and
+// the last block's read-back of splits - 1 fp32 partial tiles no more bytes than one split's
+// operands. The workspace starts at a 16-byte boundary, up to 3 floats in.
+template <class Resident>
+int swap_ab_splits(const DispatchFacts& f, Resident resident, size_t workspace_floats) {
   constexpr int kTileK = 64, kMinKTilesPerSplit = 2, kMaxSplits = 16;
-  const int batch_tile = f.shape.m <= 32 ? 32 : f.shape.m <= 64 ? 64 : f.shape.m <= 128 ? 128 : 256;
-  const int tile_rows = batch_tile == 256 ? 128 : 64;
+  const int batch_tile = swap_ab_batch_tile(f.shape, resident);
+  const int tile_rows = swap_ab_tile_rows(batch_tile);
   const int k_tiles = (f.shape.k + kTileK - 1) / kTileK;
-  const int tiles = (f.shape.n + tile_rows - 1) / tile_rows;
+  const long tiles = swap_ab_tiles(f.shape, batch_tile);
   const size_t partial_floats = size_t(tile_rows) * batch_tile;
   const size_t stage_bytes = size_t(tile_rows + batch_tile) * kTileK * 2;
   int splits = static_cast<int>(
-      std::min<size_t>({size_t(resident / tiles), size_t(k_tiles / kMinKTilesPerSplit),
+      std::min<size_t>({size_t(resident(batch_tile) / tiles), size_t(k_tiles / kMinKTilesPerSplit),
                         size_t(kMaxSplits), workspace_floats / (tiles * partial_floats)}));
   while (splits > 1 && (splits - 1) * partial_floats * 4 >
                            size_t((k_tiles + splits - 1) / splits) * stage_bytes) {
@@ -532,14 +556,18 @@ int swap_ab_splits(const DispatchFacts& f, int resident, size_t workspace_floats
   return std::max(splits, 1);
 }
 
-// Whether chapter 09 splits K: the rule at both ends of what the GPU may run at once (the blocks
-// per SM of its batch tile, or only one) and of the workspace's start.
+// Whether chapter 09 splits K: the rule at both ends of what the GPU may run at once (one block per
+// SM, or the blocks per SM each batch tile is built for) and of the workspace's start. (The rule
+// is not monotonic in the resident blocks, so a GPU between the two ends could in principle differ
+// from both; an H100 runs the most.)
 SplitK swap_ab_split_k(const DispatchFacts& f, const Device& device) {
   if (f.workspace_floats == 0) return SplitK::kNever;
-  const int blocks_per_sm = f.shape.m <= 128 ? 2 : 1;
-  const bool fewest = swap_ab_splits(f, device.sms, f.workspace_floats - 3) > 1;
-  const bool most = swap_ab_splits(f, device.sms * blocks_per_sm, f.workspace_floats) > 1;
-  return fewest ? SplitK::kAlways : most ? SplitK::kMaybe : SplitK::kNever;
+  const auto fewest = [&](int) { return device.sms; };
+  const auto most = [&](int tile) { return device.sms * (tile == 256 ? 1 : 2); };
+  const bool at_fewest = swap_ab_splits(f, fewest, f.workspace_floats - 3) > 1;
+  const bool at_most = swap_ab_splits(f, most, f.workspace_floats) > 1;
+  if (at_fewest && at_most) return SplitK::kAlways;
+  return at_fewest || at_most ? SplitK::kMaybe : SplitK::kNever;
 }
 
 // The paths `chapter` may take for the product: one where its rules decide, two where the GPU's
@@ -548,16 +576,11 @@ std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const Di
                                 const Device& device) {
   const SplitK split = split_k(f, device);
   if (chapter.whole_k) {
-    // swap_ab_takes(): A not transposed, M <= 256, weights of N x K >= 2^21 at the batch tile of
-    // 256 (M > 128; any N, the output layer's 10 included, at the smaller ones), and aligned
-    // operands; chapter 08's rule for everything else. (An H100 with sm_90a code, as for chapters
-    // 07 and 08.)
+    // swap_ab_takes(): A not transposed, M <= 256 (any N, the output layer's 10 included), and
+    // aligned operands; chapter 08's rule for everything else. (An H100 with sm_90a code, as for
+    // chapters 07 and 08.)
     constexpr int kMaxBatch = 256;
-    constexpr double kMinWeightsAtBatchTile256 = 1 << 21;
-    const bool batch_tile_256 = f.shape.m > 128;  // the smaller batch tiles: 32, 64, 128
-    const bool n_taken =
-        !batch_tile_256 || double(f.shape.n) * f.shape.k >= kMinWeightsAtBatchTile256;
-    if (!(f.op_a == Op::N && f.shape.m <= kMaxBatch && n_taken && f.operands_aligned)) {
+    if (!(f.op_a == Op::N && f.shape.m <= kMaxBatch && f.operands_aligned)) {
       return allowed_paths(testing::kChapter08, f, device);
     }
     return by_split(swap_ab_split_k(f, device), {chapter.whole_k}, {chapter.kernel});
@@ -608,6 +631,23 @@ struct Launches {
   const testing::ChapterKernels& chapter;
   std::set<Path> seen;  // every path some product took
 };
+
+// Chapter 09's kernels name their batch tile as their last template argument, e.g.
+// "...::swap_ab_gemm_kernel<(mnist::Op)0, (mnist::Op)1, (mnist::EpilogueKind)0, 64>": it must be
+// batch_tile_for()'s with the blocks per SM each batch tile is built for (two below 256, one at
+// 256: its launch bounds and a ring of at most 192 KB per SM), which an H100 runs. A GPU that ran
+// fewer would be a finding of its own.
+void check_batch_tile(const std::string& what, const DispatchFacts& f,
+                      const std::vector<std::string>& with_arguments, const Device& device) {
+  const int expected =
+      swap_ab_batch_tile(f.shape, [&](int tile) { return device.sms * (tile == 256 ? 1 : 2); });
+  for (const std::string& name : with_arguments) {
+    if (name.find("::swap_ab_split_k::") == std::string::npos) continue;
+    const int tile = std::atoi(name.c_str() + name.rfind(' ') + 1);
+    CHECK_MSG(tile == expected,
+              format("%s: batch tile %d; expected %d", what.c_str(), tile, expected));
+  }
+}
 
 // `kernels`: what one run of the product launched. Non-fusing chapters add gemm()'s epilogue
 // pass for every epilogue but the plain store; the GEMM kernels must be one of allowed_paths.
@@ -704,10 +744,13 @@ void check_epilogue(const Product& product, EpilogueKind kind, float* workspace,
     buffers.c.poison();
     buffers.out.poison();
     const GemmProblem problem = with_scratch(scratch);
-    const std::vector<std::string> kernels =
-        testing::run_captured(launches.stream, [&] { gemm(problem, launches.stream); });
-    check_dispatch(what + (scratch ? "" : " without workspace"), facts_of(problem), kernels,
-                   launches);
+    std::vector<std::string> with_arguments;
+    const std::vector<std::string> kernels = testing::run_captured(
+        launches.stream, [&] { gemm(problem, launches.stream); }, cudaStreamCaptureModeGlobal,
+        &with_arguments);
+    const std::string run_what = what + (scratch ? "" : " without workspace");
+    check_dispatch(run_what, facts_of(problem), kernels, launches);
+    check_batch_tile(run_what, facts_of(problem), with_arguments, launches.device);
     switch (kind) {
       case EpilogueKind::kStore:
       case EpilogueKind::kBias:
@@ -778,20 +821,18 @@ void check_misaligned(float* workspace, SplitMix64& rng, Launches& launches, boo
 // slows warps unevenly: 7 checks of the K = 264 products failed (tools/mutants.txt runs it so).
 // The check stays for what it does cover: 64 K tiles, each stage's barrier through 16 phases.
 // Without workspace, so that no chapter splits K and chapters 07 and 08 run their own kernels.
-// Then chapter 09's shapes, batch 256 and 32 (batch tiles of 256 and 32, rings of 4 and 8
-// stages), without workspace (64 K tiles per block) and with it (K split, summed by the kernel:
-// exact integers show one partial tile added twice or left out). At batch 256, N x K is 512 x 4096
-// = 2^21, the least weights that chapter 09 takes there (its dispatch.cuh): a rule of > for >=
-// sends it to chapter 08's path.
+// Then chapter 09's shapes: 256 x 8512 (one batch tile of 256, whose block has two consumers and
+// a ring of 4 stages: 133 tiles of 64 rows by 2 of 128 are more than an H100 runs at once), and
+// 256 x 512 and 32 x 2048 (batch tiles of 32, rings of 8 stages), without workspace (64 K tiles
+// per block) and with it (K split, summed by the kernel: exact integers show one partial tile
+// added twice or left out).
 struct RingRace {
   Shape shape;
   bool workspace;
 };
-const RingRace kRingRaces[] = {{{2048, 2048, 4096}, false},
-                               {{256, 512, 4096}, false},
-                               {{32, 2048, 4096}, false},
-                               {{256, 512, 4096}, true},
-                               {{32, 2048, 4096}, true}};
+const RingRace kRingRaces[] = {{{2048, 2048, 4096}, false}, {{256, 8512, 4096}, false},
+                               {{256, 512, 4096}, false},   {{32, 2048, 4096}, false},
+                               {{256, 512, 4096}, true},    {{32, 2048, 4096}, true}};
 constexpr int kRingRaceTileK = 64;  // chapter 07's K tile
 constexpr int kRingRaceRuns = 5;    // per product
 
