@@ -26,8 +26,8 @@
 // splits whose partial tiles of 128 x 256 floats one block reads back alone.
 //
 // Split K in the kernel. With fewer tiles than SMs, K is cut into splits (dispatch.cuh), one block
-// per (tile, split). Chapter 05 added the partial tiles in a second
-// kernel; here the blocks do it themselves, and no second launch is needed:
+// per (tile, split). Chapter 05 added the partial tiles in a second kernel; here the blocks do it
+// themselves, and no second launch is needed:
 //   every split   stores its fp32 partial tile to the workspace, then (one thread, after a
 //                 warpgroup barrier and a fence) adds 1 to the tile's arrival counter
 //   the last one  to arrive (the counter was splits - 1) reads every partial tile back in the
