@@ -518,6 +518,9 @@ constexpr int kSwapAbBatchTiles[] = {32, 64, 128, 256};
 int swap_ab_tile_rows(int batch_tile) {
   return batch_tile == 256 ? 128 : 64;
 }
+int swap_ab_blocks_built_for(const Device& device, int batch_tile) {
+  return device.sms * (batch_tile == 256 ? 1 : 2);
+}
 long swap_ab_tiles(const Shape& s, int batch_tile) {
   const int rows = swap_ab_tile_rows(batch_tile);
   return long((s.n + rows - 1) / rows) * ((s.m + batch_tile - 1) / batch_tile);
@@ -563,7 +566,7 @@ int swap_ab_splits(const DispatchFacts& f, Resident resident, size_t workspace_f
 SplitK swap_ab_split_k(const DispatchFacts& f, const Device& device) {
   if (f.workspace_floats == 0) return SplitK::kNever;
   const auto fewest = [&](int) { return device.sms; };
-  const auto most = [&](int tile) { return device.sms * (tile == 256 ? 1 : 2); };
+  const auto most = [&](int tile) { return swap_ab_blocks_built_for(device, tile); };
   const bool at_fewest = swap_ab_splits(f, fewest, f.workspace_floats - 3) > 1;
   const bool at_most = swap_ab_splits(f, most, f.workspace_floats) > 1;
   if (at_fewest && at_most) return SplitK::kAlways;
@@ -640,7 +643,7 @@ struct Launches {
 void check_batch_tile(const std::string& what, const DispatchFacts& f,
                       const std::vector<std::string>& with_arguments, const Device& device) {
   const int expected =
-      swap_ab_batch_tile(f.shape, [&](int tile) { return device.sms * (tile == 256 ? 1 : 2); });
+      swap_ab_batch_tile(f.shape, [&](int tile) { return swap_ab_blocks_built_for(device, tile); });
   for (const std::string& name : with_arguments) {
     if (name.find("::swap_ab_split_k::") == std::string::npos) continue;
     const int tile = std::atoi(name.c_str() + name.rfind(' ') + 1);
@@ -749,8 +752,9 @@ void check_epilogue(const Product& product, EpilogueKind kind, float* workspace,
         launches.stream, [&] { gemm(problem, launches.stream); }, cudaStreamCaptureModeGlobal,
         &with_arguments);
     const std::string run_what = what + (scratch ? "" : " without workspace");
-    check_dispatch(run_what, facts_of(problem), kernels, launches);
-    check_batch_tile(run_what, facts_of(problem), with_arguments, launches.device);
+    const DispatchFacts facts = facts_of(problem);
+    check_dispatch(run_what, facts, kernels, launches);
+    check_batch_tile(run_what, facts, with_arguments, launches.device);
     switch (kind) {
       case EpilogueKind::kStore:
       case EpilogueKind::kBias:
