@@ -18,16 +18,22 @@ bool allow_shared_memory(Kernel kernel, int smem_bytes) {
   return true;
 }
 
+// The current GPU's SMs.
+inline int multiprocessors() {
+  int device = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
 // Opts `kernel` in to `smem_bytes` and returns the SMs times the blocks of `threads` threads that
 // fit on one SM. Launchers keep the answer in a static: the trainer uses one GPU throughout.
 template <class Kernel>
 int resident_blocks(Kernel kernel, int threads, int smem_bytes) {
   allow_shared_memory(kernel, smem_bytes);
-  int device = 0, sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  int per_sm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem_bytes));
-  return sms * per_sm;
+  return multiprocessors() * per_sm;
 }
 
 // A launch in thread block clusters of `cluster_blocks` blocks along x (chapter 10's on-chip

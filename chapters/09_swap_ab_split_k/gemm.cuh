@@ -25,9 +25,9 @@
 // (from L2), where one of 256 would leave most SMs idle at hidden 2048 and below, or cut K into
 // splits whose partial tiles of 128 x 256 floats one block reads back alone.
 //
-// Split K in the kernel. With fewer tiles than SMs, K is cut into splits (dispatch.cuh), one block
-// per (tile, split). Chapter 05 added the partial tiles in a second kernel; here the blocks do it
-// themselves, and no second launch is needed:
+// Split K in the kernel. With fewer tiles than SMs and K long enough to pay for it, K is cut into
+// splits (dispatch.cuh), one block per (tile, split). Chapter 05 added the partial tiles in a
+// second kernel; here the blocks do it themselves, and no second launch is needed:
 //   every split   stores its fp32 partial tile to the workspace, then (one thread, after a
 //                 warpgroup barrier and a fence) adds 1 to the tile's arrival counter
 //   the last one  to arrive (the counter was splits - 1) reads every partial tile back in the
@@ -50,8 +50,9 @@
 // kMaxStages: at batch 32 a K tile is 12 KB, of which 8 KB are weights read once from memory, and
 // 8 stages keep up to 84 KB of weights in flight per block.
 //
-// When: swap_ab_takes() in dispatch.cuh (A not transposed, M <= 256, both operands readable by
-// TMA). Every other product goes to chapter 08's launch_gemm, included here.
+// When: swap_ab_takes() in dispatch.cuh (M <= 256 with A not transposed; K <= 256 with A
+// transposed, the weight gradients, where a batch tile of 64 or 128 fits; both operands readable
+// by TMA). Every other product goes to chapter 08's launch_gemm, included here.
 //
 // Edges. TMA writes zeros past every edge of the operands: the rows of the last batch tile past M,
 // the rows of the tile past N, the K tail. The epilogue skips what lies outside C.
@@ -382,7 +383,8 @@ void launch_swap_ab(const GemmProblem& p, cudaStream_t stream) {
   const auto split_k = swap_ab_split_k_gemm_kernel<kOpA, kOpB, kKind, kBatchTile>;
   const int resident = resident_swap_ab_blocks<kOpA, kOpB, kKind, kBatchTile>();
   [[maybe_unused]] static const bool opted_in = allow_shared_memory(whole_k, Ring::kSmemBytes);
-  const SplitPlan plan = plan_split(p, B::kTileRows, kBatchTile, resident);
+  static const int sms = multiprocessors();
+  const SplitPlan plan = plan_split(p, B::kTileRows, kBatchTile, sms);
   const TensorMaps<typename Ring::A, typename Ring::B> maps(swapped(p));
   const int units = tiles_of(p, B::kTileRows, kBatchTile) * plan.splits;
   const auto kernel = plan.splits > 1 ? split_k : whole_k;
@@ -394,17 +396,18 @@ inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
   with_epilogue_kind(p.epilogue.kind, [&](auto kind) {
     with_operand_ops(p, [&](auto op_a, auto op_b) {
       constexpr Op kOpA = decltype(op_a)::value, kOpB = decltype(op_b)::value;
-      if constexpr (kOpA == Op::N) {  // the backward-weight products (A: T) never take it
-        if (swap_ab_takes<kOpA, kOpB>(p)) {
-          constexpr EpilogueKind kKind = decltype(kind)::value;
-          const auto resident = [](int batch_tile) {
-            int blocks = 0;
-            with_batch_tile(batch_tile, [&](auto tile) {
-              blocks = resident_swap_ab_blocks<kOpA, kOpB, kKind, decltype(tile)::value>();
-            });
-            return blocks;
-          };
-          with_batch_tile(batch_tile_for(p, resident), [&](auto tile) {
+      if (swap_ab_takes<kOpA, kOpB>(p)) {
+        constexpr EpilogueKind kKind = decltype(kind)::value;
+        const auto resident = [](int batch_tile) {
+          int blocks = 0;
+          with_batch_tile<kOpA>(batch_tile, [&](auto tile) {
+            blocks = resident_swap_ab_blocks<kOpA, kOpB, kKind, decltype(tile)::value>();
+          });
+          return blocks;
+        };
+        const int batch_tile = batch_tile_for<kOpA>(p, resident);
+        if (batch_tile != kNoBatchTile) {
+          with_batch_tile<kOpA>(batch_tile, [&](auto tile) {
             launch_swap_ab<kOpA, kOpB, kKind, decltype(tile)::value>(p, stream);
           });
           return;

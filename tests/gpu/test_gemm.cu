@@ -86,23 +86,29 @@ struct Shape {
 // a multiple of 64. Chapter 09's batch tiles (the smallest whose tiles all run at once, up to the
 // smallest that holds M; chapters/09_swap_ab_split_k/dispatch.cuh), as an H100 chooses them: M
 // of 1..32 on one tile of 32; 40, 96, 100, 200 and 250 on 2 to 8 of them (96 is the last batch of
-// an epoch at batch 256), K split (256 x 1024 x 1024, 250 x 1000 x 784, 100 x 784 x 512) or not
-// (200 x 136 x 64, 250 x 10 x 128, the two small enough for the mutants' runs); 200 x 4168 x 200
-// on 4 tiles of 64, 264 tiles, as many as an H100 runs at once (those of 32, 462, are more), and
-// 225 x 2056 x 8 on 8 tiles of 32, 264 again, the last with one row (small enough for the mutants);
-// 250 x 8192 x 264 and 130 x 8200 x 264 on 2 tiles of 128, the last with 2 rows; 200 x 8456 x 136
-// on one of 256 (133 tiles of 64 rows by 2 of 128 are 266). With N past a multiple of 64 (784,
-// 1000) and the trainer's widths at batch 32 (32 x 2048 x 2048, K split in 7). N = 10 (the output
-// layer's forward product, 1 x 10 x 784, 32 x 10 x 1024, 250 x 10 x 128) comes to chapter 09's
-// kernel.
+// an epoch at batch 256), K whole below 32 K tiles of 64 (256 x 1024 x 1024, 250 x 1000 x 784,
+// 200 x 136 x 64, 250 x 10 x 128, the last two small enough for the mutants' runs) and split from
+// there (32 x 784 x 8192 in 10, 32 x 2048 x 2048 in 4, and 40 x 48 x 2056 in 4, the last split 6
+// K tiles long, small enough for the mutants); 200 x 4168 x 200 on 4 tiles of 64, 264 tiles, as
+// many as an H100 runs at once (those of 32, 462, are more), and 225 x 2056 x 8 on 8 tiles of 32,
+// 264 again, the last with one row (small enough for the mutants); 250 x 8192 x 264 and
+// 130 x 8200 x 264 on 2 tiles of 128, the last with 2 rows; 200 x 8456 x 136 on one of 256 (133
+// tiles of 64 rows by 2 of 128 are 266). With N past a multiple of 64 (784, 1000). N = 10 (the
+// output layer's forward product, 1 x 10 x 784, 32 x 10 x 1024, 250 x 10 x 128) comes to chapter
+// 09's kernel. So do its weight gradients (K <= 256, the batch: never split; no batch tile of 32)
+// where their tiles of 64 or 128 all run at once: 200 x 136 x 64 and 72 x 120 x 256 (small enough
+// for the mutants), 1024 x 784 x 32 and 200 x 4168 x 200 (264 tiles) on tiles of 64, 1544 x 1000
+// x 136 on 208 of 128; 200 x 8456 x 136 and 1024 x 4096 x 1 (small enough for the mutants) fit
+// with neither and go to chapter 08.
 const Shape kShapes[] = {
-    {1, 1, 1},        {1, 1, 8},        {1, 10, 784},      {2, 3, 5},        {7, 13, 17},
-    {17, 31, 29},     {31, 1, 64},      {3, 257, 10},      {100, 100, 10},   {10, 1024, 32},
-    {32, 10, 1024},   {32, 1024, 784},  {1024, 784, 32},   {33, 65, 129},    {127, 129, 131},
-    {1, 4096, 3},     {513, 257, 1000}, {256, 1024, 1024}, {10, 128, 250},   {250, 10, 128},
-    {32, 784, 8192},  {3, 200, 4099},   {32, 1024, 1000},  {40, 64, 1024},   {1032, 4104, 264},
-    {100, 784, 512},  {96, 2048, 1024}, {250, 1000, 784},  {32, 2048, 2048}, {250, 8192, 264},
-    {130, 8200, 264}, {200, 136, 64},   {200, 4168, 200},  {200, 8456, 136}, {225, 2056, 8},
+    {1, 1, 1},        {1, 1, 8},         {1, 10, 784},      {2, 3, 5},        {7, 13, 17},
+    {17, 31, 29},     {31, 1, 64},       {3, 257, 10},      {100, 100, 10},   {10, 1024, 32},
+    {32, 10, 1024},   {32, 1024, 784},   {1024, 784, 32},   {33, 65, 129},    {127, 129, 131},
+    {1, 4096, 3},     {513, 257, 1000},  {256, 1024, 1024}, {10, 128, 250},   {250, 10, 128},
+    {32, 784, 8192},  {3, 200, 4099},    {32, 1024, 1000},  {40, 64, 1024},   {1032, 4104, 264},
+    {100, 784, 512},  {96, 2048, 1024},  {250, 1000, 784},  {32, 2048, 2048}, {250, 8192, 264},
+    {130, 8200, 264}, {200, 136, 64},    {200, 4168, 200},  {200, 8456, 136}, {225, 2056, 8},
+    {72, 120, 256},   {1544, 1000, 136}, {1024, 4096, 1},   {40, 48, 2056},
 };
 constexpr double kSmallWork = 1 << 22;  // multiply-adds of the shapes the sanitizer runs
 bool is_small(const Shape& s) {
@@ -513,8 +519,16 @@ std::vector<Path> by_split(SplitK split, const Path& whole, const Path& split_pa
 
 // Chapter 09's batch tiles (chapters/09_swap_ab_split_k/dispatch.cuh), restated as the claim under
 // test: a batch tile of 256 has 128 rows per tile, one block per SM; the smaller ones 64 rows, two
-// blocks per SM.
+// blocks per SM. The weight gradients (A transposed) have no batch tile of 32, nor one of 256:
+// where none of theirs fits, chapter 08 takes the product (kSwapAbNone).
 constexpr int kSwapAbBatchTiles[] = {32, 64, 128, 256};
+constexpr int kSwapAbNone = 0;
+int swap_ab_smallest_batch_tile(Op op_a) {
+  return op_a == Op::N ? 32 : 64;
+}
+int swap_ab_largest_batch_tile(Op op_a) {
+  return op_a == Op::N ? 256 : 128;
+}
 int swap_ab_tile_rows(int batch_tile) {
   return batch_tile == 256 ? 128 : 64;
 }
@@ -527,30 +541,35 @@ long swap_ab_tiles(const Shape& s, int batch_tile) {
 }
 
 // batch_tile_for(): the smallest batch tile whose tiles all run at once on `resident(tile)` blocks,
-// at most the smallest that holds M.
+// at most the smallest that holds M; failing that, 256, or none for the weight gradients.
 template <class Resident>
-int swap_ab_batch_tile(const Shape& s, Resident resident) {
+int swap_ab_batch_tile(const Shape& s, Op op_a, Resident resident) {
   for (const int tile : kSwapAbBatchTiles) {
+    if (tile < swap_ab_smallest_batch_tile(op_a) || tile > swap_ab_largest_batch_tile(op_a)) {
+      continue;
+    }
     if (s.m <= tile || swap_ab_tiles(s, tile) <= resident(tile)) return tile;
   }
-  return 256;
+  return op_a == Op::N ? 256 : kSwapAbNone;
 }
 
-// The splits of chapter 09's plan_split, restated: as many (tile, split) blocks as are resident,
-// every split at least 2 K tiles of 64, at most 16 splits, no more than the workspace holds, and
-// the last block's read-back of splits - 1 fp32 partial tiles no more bytes than one split's
-// operands. The workspace starts at a 16-byte boundary, up to 3 floats in.
+// The splits of chapter 09's plan_split, restated: none below 32 K tiles of 64; otherwise no more
+// (tile, split) blocks than SMs, every split at least 8 K tiles, at most 16 splits, no more than
+// the workspace holds, and the last block's read-back of splits - 1 fp32 partial tiles no more
+// bytes than one split's operands. The workspace starts at a 16-byte boundary, up to 3 floats in.
 template <class Resident>
-int swap_ab_splits(const DispatchFacts& f, Resident resident, size_t workspace_floats) {
-  constexpr int kTileK = 64, kMinKTilesPerSplit = 2, kMaxSplits = 16;
-  const int batch_tile = swap_ab_batch_tile(f.shape, resident);
+int swap_ab_splits(const DispatchFacts& f, Resident resident, int sms, size_t workspace_floats) {
+  constexpr int kTileK = 64, kMinKTilesToSplit = 32, kMinKTilesPerSplit = 8, kMaxSplits = 16;
+  const int batch_tile = swap_ab_batch_tile(f.shape, f.op_a, resident);
+  if (batch_tile == kSwapAbNone) return 1;  // chapter 08's (check_batch_tile fails there)
   const int tile_rows = swap_ab_tile_rows(batch_tile);
   const int k_tiles = (f.shape.k + kTileK - 1) / kTileK;
+  if (k_tiles < kMinKTilesToSplit) return 1;
   const long tiles = swap_ab_tiles(f.shape, batch_tile);
   const size_t partial_floats = size_t(tile_rows) * batch_tile;
   const size_t stage_bytes = size_t(tile_rows + batch_tile) * kTileK * 2;
   int splits = static_cast<int>(
-      std::min<size_t>({size_t(resident(batch_tile) / tiles), size_t(k_tiles / kMinKTilesPerSplit),
+      std::min<size_t>({size_t(sms / tiles), size_t(k_tiles / kMinKTilesPerSplit),
                         size_t(kMaxSplits), workspace_floats / (tiles * partial_floats)}));
   while (splits > 1 && (splits - 1) * partial_floats * 4 >
                            size_t((k_tiles + splits - 1) / splits) * stage_bytes) {
@@ -567,8 +586,8 @@ SplitK swap_ab_split_k(const DispatchFacts& f, const Device& device) {
   if (f.workspace_floats == 0) return SplitK::kNever;
   const auto fewest = [&](int) { return device.sms; };
   const auto most = [&](int tile) { return swap_ab_blocks_built_for(device, tile); };
-  const bool at_fewest = swap_ab_splits(f, fewest, f.workspace_floats - 3) > 1;
-  const bool at_most = swap_ab_splits(f, most, f.workspace_floats) > 1;
+  const bool at_fewest = swap_ab_splits(f, fewest, device.sms, f.workspace_floats - 3) > 1;
+  const bool at_most = swap_ab_splits(f, most, device.sms, f.workspace_floats) > 1;
   if (at_fewest && at_most) return SplitK::kAlways;
   return at_fewest || at_most ? SplitK::kMaybe : SplitK::kNever;
 }
@@ -579,11 +598,16 @@ std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const Di
                                 const Device& device) {
   const SplitK split = split_k(f, device);
   if (chapter.whole_k) {
-    // swap_ab_takes(): A not transposed, M <= 256 (any N, the output layer's 10 included), and
-    // aligned operands; chapter 08's rule for everything else. (An H100 with sm_90a code, as for
-    // chapters 07 and 08.)
+    // swap_ab_takes(): a batch-sized dimension (M <= 256 with A not transposed, any N, the output
+    // layer's 10 included; K <= 256 with A transposed, the weight gradients) and aligned operands;
+    // and the weight gradients only with a batch tile of theirs (at the blocks per SM an H100
+    // runs). Chapter 08's rule for everything else. (An H100 with sm_90a code, as for chapters 07
+    // and 08.)
     constexpr int kMaxBatch = 256;
-    if (!(f.op_a == Op::N && f.shape.m <= kMaxBatch && f.operands_aligned)) {
+    const int batch = f.op_a == Op::N ? f.shape.m : f.shape.k;
+    const int batch_tile = swap_ab_batch_tile(
+        f.shape, f.op_a, [&](int tile) { return swap_ab_blocks_built_for(device, tile); });
+    if (!(batch <= kMaxBatch && f.operands_aligned && batch_tile != kSwapAbNone)) {
       return allowed_paths(testing::kChapter08, f, device);
     }
     return by_split(swap_ab_split_k(f, device), {chapter.whole_k}, {chapter.kernel});
@@ -642,8 +666,8 @@ struct Launches {
 // fewer would be a finding of its own.
 void check_batch_tile(const std::string& what, const DispatchFacts& f,
                       const std::vector<std::string>& with_arguments, const Device& device) {
-  const int expected =
-      swap_ab_batch_tile(f.shape, [&](int tile) { return swap_ab_blocks_built_for(device, tile); });
+  const int expected = swap_ab_batch_tile(
+      f.shape, f.op_a, [&](int tile) { return swap_ab_blocks_built_for(device, tile); });
   for (const std::string& name : with_arguments) {
     if (name.find("::swap_ab_split_k::") == std::string::npos) continue;
     const int tile = std::atoi(name.c_str() + name.rfind(' ') + 1);
@@ -783,13 +807,14 @@ struct Misaligned {
 // Split-K in chapters 05-08 (40 x 66 x 1024), one split (130 x 264 x 72), and the wgmma kernels of
 // chapters 07 and 08, which take only aligned operands, with a misaligned epilogue (153 tiles of
 // 128 x 128 keep chapter 06's kernel from splitting K, which K >= 256 then hands to wgmma).
-// And chapter 09's kernel, K split, with its epilogue's buffers and its workspace one float off
-// (the partial tiles move to the next 16-byte boundary). All four run under `small` too: the third
-// is the smallest shape chapters 07 and 08 give to wgmma.
+// And chapter 09's kernel, K split (in 4: it splits only from 32 K tiles of 64), with its
+// epilogue's buffers and its workspace one float off (the partial tiles move to the next 16-byte
+// boundary). All four run under `small` too: the third is the smallest shape chapters 07 and 08
+// give to wgmma.
 const Misaligned kMisaligned[] = {{{40, 66, 1024}, 1, 1},
                                   {{130, 264, 72}, 1, 1},
                                   {{1032, 2056, 264}, 0, 1},
-                                  {{40, 264, 1024}, 0, 1}};
+                                  {{24, 72, 2056}, 0, 1}};
 
 // `sanitize` leaves out what is there only for wgmma where the chapter has none (chapters 01-06;
 // chapter 09 has its own wgmma kernel and chapter 08's). With it, chapter 02's racecheck run
