@@ -78,28 +78,29 @@ struct Shape {
   int m, n, k;
 };
 
-// 1x1x1, M = 1, primes, K = 10 (the output layer), non-multiples of every tile size in the
-// ladder, the MLP's own shapes at batch 32 (M = 32, K = 784 ...), and long K for split-K: several
-// splits, a last split shorter than the others (K = 4099), one tile of C cut many ways (40 x 64).
-// 1032 x 4104 x 264 has more 128 x 256 tiles (153) than an H100 has SMs, so that chapter 08's
-// persistent blocks take a second tile; each side is 8 past a multiple of the tile, and K 8 past
-// a multiple of 64. Chapter 09's batch tiles (the smallest whose tiles all run at once, up to the
-// smallest that holds M; chapters/09_swap_ab_split_k/dispatch.cuh), as an H100 chooses them: M
-// of 1..32 on one tile of 32; 40, 96, 100, 200 and 250 on 2 to 8 of them (96 is the last batch of
-// an epoch at batch 256), K whole below 32 K tiles of 64 (256 x 1024 x 1024, 250 x 1000 x 784,
-// 200 x 136 x 64, 250 x 10 x 128, the last two small enough for the mutants' runs) and split from
-// there (32 x 784 x 8192 in 10, 32 x 2048 x 2048 in 4, and 40 x 48 x 2056 in 4, the last split 6
-// K tiles long, small enough for the mutants); 200 x 4168 x 200 on 4 tiles of 64, 264 tiles, as
-// many as an H100 runs at once (those of 32, 462, are more), and 225 x 2056 x 8 on 8 tiles of 32,
-// 264 again, the last with one row (small enough for the mutants); 250 x 8192 x 264 and
-// 130 x 8200 x 264 on 2 tiles of 128, the last with 2 rows; 200 x 8456 x 136 on one of 256 (133
-// tiles of 64 rows by 2 of 128 are 266). With N past a multiple of 64 (784, 1000). N = 10 (the
-// output layer's forward product, 1 x 10 x 784, 32 x 10 x 1024, 250 x 10 x 128) comes to chapter
-// 09's kernel. So do its weight gradients (K <= 256, the batch: never split; no batch tile of 32)
-// where their tiles of 64 or 128 all run at once: 200 x 136 x 64 and 72 x 120 x 256 (small enough
-// for the mutants), 1024 x 784 x 32 and 200 x 4168 x 200 (264 tiles) on tiles of 64, 1544 x 1000
-// x 136 on 208 of 128; 200 x 8456 x 136 and 1024 x 4096 x 1 (small enough for the mutants) fit
-// with neither and go to chapter 08.
+// 1x1x1, M = 1, primes, K = 10 (the output layer), non-multiples of every tile size in the ladder,
+// the MLP's own shapes at batch 32 (M = 32, K = 784 ...), and long K for split-K: several splits, a
+// last split shorter than the others (K = 4099), one tile of C cut many ways (40 x 64). 1032 x 4104
+// x 264 has more 128 x 256 tiles (153) than an H100 has SMs, so that chapter 08's persistent blocks
+// take a second tile; each side is 8 past a multiple of the tile, and K 8 past a multiple of 64.
+// Chapter 09's batch tiles (the smallest whose tiles all run at once, up to the smallest that holds
+// M; chapters/09_swap_ab_split_k/dispatch.cuh), as an H100 chooses them: M of 1..32 on one tile of
+// 32; 40, 96, 100, 200 and 250 on 2 to 8 of them (96 is the last batch of an epoch at batch 256), K
+// whole below 32 K tiles of 64 (256 x 1024 x 1024, 250 x 1000 x 784, 200 x 136 x 64, 250 x 10 x
+// 128, the last two small enough for the mutants' runs) and split from there (32 x 784 x 8192 in
+// 10, 32 x 2048 x 2048 in 4, and 40 x 48 x 2056 in 4, the last split 6 K tiles long, small enough
+// for the mutants) into no more blocks than SMs (32 x 4232 x 2048: 67 tiles, whole, where the 264
+// blocks an H100 runs would take 3 splits); 200 x 4168 x 200 on 4 tiles of 64, 264 tiles, as many
+// as an H100 runs at once (those of 32, 462, are more), and 225 x 2056 x 8 on 8 tiles of 32, 264
+// again, the last with one row (small enough for the mutants); 250 x 8192 x 264 and 130 x 8200 x
+// 264 on 2 tiles of 128, the last with 2 rows; 200 x 8456 x 136 on one of 256 (133 tiles of 64 rows
+// by 2 of 128 are 266). With N past a multiple of 64 (784, 1000). N = 10 (the output layer's
+// forward product, 1 x 10 x 784, 32 x 10 x 1024, 250 x 10 x 128) comes to chapter 09's kernel. So
+// do its weight gradients (K <= 256, the batch: never split; no batch tile of 32) where their tiles
+// of 64 or 128 all run at once: 200 x 136 x 64 and 72 x 120 x 256 (small enough for the mutants),
+// 1024 x 784 x 32 and 200 x 4168 x 200 (264 tiles) on tiles of 64, 1544 x 1000 x 136 on 208 of 128;
+// 200 x 8456 x 136 and 1024 x 4096 x 1 (small enough for the mutants) fit with neither and go to
+// chapter 08.
 const Shape kShapes[] = {
     {1, 1, 1},        {1, 1, 8},         {1, 10, 784},      {2, 3, 5},        {7, 13, 17},
     {17, 31, 29},     {31, 1, 64},       {3, 257, 10},      {100, 100, 10},   {10, 1024, 32},
@@ -108,7 +109,7 @@ const Shape kShapes[] = {
     {32, 784, 8192},  {3, 200, 4099},    {32, 1024, 1000},  {40, 64, 1024},   {1032, 4104, 264},
     {100, 784, 512},  {96, 2048, 1024},  {250, 1000, 784},  {32, 2048, 2048}, {250, 8192, 264},
     {130, 8200, 264}, {200, 136, 64},    {200, 4168, 200},  {200, 8456, 136}, {225, 2056, 8},
-    {72, 120, 256},   {1544, 1000, 136}, {1024, 4096, 1},   {40, 48, 2056},
+    {72, 120, 256},   {1544, 1000, 136}, {1024, 4096, 1},   {40, 48, 2056},   {32, 4232, 2048},
 };
 constexpr double kSmallWork = 1 << 22;  // multiply-adds of the shapes the sanitizer runs
 bool is_small(const Shape& s) {
