@@ -48,17 +48,19 @@ for test in "$build"/tests/test_gemm_*; do
 done
 # Every tool on the trainers too: chapter 10's kernels, which run the whole step, run only there,
 # at batch 96 the grid kernel and at batch 32 the on-chip one (batches up to 32); at batch 40,
-# hidden 1000 chapter 10's grid kernel takes its weight gradients on the 64 x 64 tile.
+# hidden 1000 chapter 10's grid kernel takes its weight gradients on the 64 x 64 tile, and at batch
+# 64, hidden 2048, the widest its rule takes, K = 2048 and two bias groups a block.
 for trainer in "$build"/chapters/train_*; do
   [ -f "$trainer" ] && [ -x "$trainer" ] || continue
   chapter=${trainer##*/train_}
   for tool in memcheck racecheck initcheck synccheck; do
-    for shape in 96x64 32x64 40x1000; do
+    for shape in 96x64 32x64 40x1000 64x2048; do
       label=${tool}_train_$chapter
       [ $shape = 32x64 ] && label=${tool}_train_b32_$chapter
-      if [ $shape = 40x1000 ]; then
+      if [ $shape = 40x1000 ] || [ $shape = 64x2048 ]; then
         [[ $chapter == 10_* ]] || continue
         label=${tool}_train_wide_$chapter
+        [ $shape = 64x2048 ] && label=${tool}_train_widest_$chapter
       fi
       sanitize "$tool" "$label" "$trainer" --hidden ${shape#*x} --batch ${shape%x*} --epochs 1 \
         --max-steps 3 --out-dir "$logs/$label"

@@ -24,12 +24,13 @@
 // barrier (grid_barrier.cuh) makes what every block wrote visible to every block. The arithmetic
 // and its rounding points are the trainer's: fp16 operands, fp32 accumulation, fp32 master weights.
 //
-// When: steps_refusal() in steps.cuh, widths up to 1024 at batches up to 256. The trainer uses the
-// persistent step there by default (chapter_step_launch in common/trainer.cuh) and everywhere else
-// trains a step at a time on chapter 09's kernels, which are this chapter's launch_gemm too (the
-// evaluation and every product outside the persistent kernel). Where the model fits in the shared
-// memory of one thread block cluster (batch up to 32, hidden up to 256), a second persistent
-// kernel keeps it there and its blocks hand each other the data on chip (on_chip.cuh).
+// When: steps_refusal() in steps.cuh, widths up to 2048 where batch x width is at most 132 tiles of
+// 32 x 32 (hidden 512 at batch 256, 1024 at 128, 2048 at 64). The trainer uses the persistent step
+// there by default (chapter_step_launch in common/trainer.cuh) and everywhere else trains a step at
+// a time on chapter 09's kernels, which are this chapter's launch_gemm too (the evaluation and
+// every product outside the persistent kernel). Where the model fits in the shared memory of one
+// thread block cluster (batch up to 32, hidden up to 256), a second persistent kernel keeps it
+// there and its blocks hand each other the data on chip (on_chip.cuh).
 #pragma once
 
 #include "09_swap_ab_split_k/gemm.cuh"

@@ -227,6 +227,13 @@ inline std::string steps_refusal(const LayerSizes& sizes, int batch) {
   if (batch > kMaxBatch) {
     return mine + "batches up to " + std::to_string(kMaxBatch) + ", not " + std::to_string(batch);
   }
+  const int tiles = tiles_of<LayerTile>(batch, widest);
+  if (tiles > kMaxActivationTiles) {
+    return mine + "a batch and widest hidden layer of at most " +
+           std::to_string(kMaxActivationTiles) + " tiles of 32 x 32; batch " +
+           std::to_string(batch) + " x hidden " + std::to_string(widest) + " makes " +
+           std::to_string(tiles) + " (chapter 09's kernels train it a step at a time)";
+  }
   return "";
 }
 

@@ -84,7 +84,7 @@ struct BlockTile {
   static constexpr int kTileK = kTileKOf, kChains = kChainsOf;
   static_assert(kTileK % (kChains * kMmaK) == 0 && kChains % 2 == 0, "whole rounds, B in pairs");
 };
-using LayerTile = BlockTile<1, 1, 128, 4>;  // forward and backward-data products: K up to 1024
+using LayerTile = BlockTile<1, 1, 128, 4>;  // forward and backward-data products: K up to 2048
 using WeightTile = BlockTile<2, 2, 32, 2>;  // weight gradients: K is the batch
 
 template <Op kOpA, Op kOpB, class Tile>
