@@ -55,13 +55,12 @@ for trainer in "$build"/chapters/train_*; do
   chapter=${trainer##*/train_}
   for tool in memcheck racecheck initcheck synccheck; do
     for shape in 96x64 32x64 40x1000 64x2048; do
-      label=${tool}_train_$chapter
-      [ $shape = 32x64 ] && label=${tool}_train_b32_$chapter
-      if [ $shape = 40x1000 ] || [ $shape = 64x2048 ]; then
-        [[ $chapter == 10_* ]] || continue
-        label=${tool}_train_wide_$chapter
-        [ $shape = 64x2048 ] && label=${tool}_train_widest_$chapter
-      fi
+      case $shape in
+        96x64) label=${tool}_train_$chapter ;;
+        32x64) label=${tool}_train_b32_$chapter ;;
+        40x1000) [[ $chapter == 10_* ]] || continue; label=${tool}_train_wide_$chapter ;;
+        64x2048) [[ $chapter == 10_* ]] || continue; label=${tool}_train_widest_$chapter ;;
+      esac
       sanitize "$tool" "$label" "$trainer" --hidden ${shape#*x} --batch ${shape%x*} --epochs 1 \
         --max-steps 3 --out-dir "$logs/$label"
     done
