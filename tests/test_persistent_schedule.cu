@@ -286,17 +286,20 @@ void check_rule() {
   CHECK(steps_refusal({784, 64, 64, 64, 64, 64, 64, 64, 10}, 32).empty());  // kMaxLayers
   CHECK(refusal_names({784, 8, 8, 8, 8, 8, 8, 8, 8, 10}, 32, "9"));
   CHECK(refusal_names({784, 128, 10}, kMaxBatch + 1, std::to_string(kMaxBatch + 1)));
-  // The widest hidden layer: up to kMaxWidth at batch 32 (64 tiles of 32 x 32).
+  // The widest hidden layer: up to kMaxWidth at batch 32 (32 tiles of 32 x 32); the measured
+  // points past it (hidden 1536 and 2048 at batch 32, 1536 at 64: schedule.cuh).
   CHECK(steps_refusal({784, kMaxWidth, kMaxWidth, kMaxWidth, 10}, 32).empty());
   CHECK(refusal_names({784, kMaxWidth + 1, 10}, 32, std::to_string(kMaxWidth + 1)));
+  CHECK(refusal_names({784, 1536, 10}, 32, "1536"));
+  CHECK(refusal_names({784, 2048, 2048, 10}, 32, "2048"));
+  CHECK(refusal_names({784, 1536, 1536, 10}, 64, "1536"));
   CHECK(refusal_names({784, 128, 4096, 128, 10}, 32, "4096"));
   // Batch x widest in 32 x 32 tiles, at most kMaxActivationTiles (132): the measured points of the
-  // rule (schedule.cuh), and its edge at 3 x 44 = 132 tiles and 3 x 45 = 135.
+  // rule (schedule.cuh), and its edge at 6 x 22 = 132 tiles and 6 x 23 = 138.
   CHECK(steps_refusal({784, 512, 512, 512, 10}, 256).empty());     // 8 x 16 = 128
   CHECK(steps_refusal({784, 1024, 1024, 1024, 10}, 128).empty());  // 4 x 32
-  CHECK(steps_refusal({784, 2048, 2048, 2048, 10}, 64).empty());   // 2 x 64
-  CHECK(steps_refusal({784, 1408, 64, 10}, 96).empty());           // 3 x 44 = 132
-  CHECK(refusal_names({784, 1409, 64, 10}, 96, "1409"));           // 3 x 45 = 135
+  CHECK(steps_refusal({784, 704, 64, 10}, 192).empty());           // 6 x 22 = 132
+  CHECK(refusal_names({784, 705, 64, 10}, 192, "705"));            // 6 x 23 = 138
   CHECK(refusal_names({784, 1024, 1024, 1024, 10}, 129, "1024"));  // 5 x 32 = 160
   CHECK(refusal_names({784, 768, 768, 768, 10}, 256, "768"));      // 8 x 24 = 192
   CHECK(refusal_names({784, 64, 1024, 64, 10}, 200, "200"));       // the batch named too: 224

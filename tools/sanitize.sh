@@ -49,17 +49,18 @@ done
 # Every tool on the trainers too: chapter 10's kernels, which run the whole step, run only there,
 # at batch 96 the grid kernel and at batch 32 the on-chip one (batches up to 32); at batch 40,
 # hidden 1000 chapter 10's grid kernel takes its weight gradients on the 64 x 64 tile, and at batch
-# 64, hidden 2048, the widest its rule takes, K = 2048 and two bias groups a block.
+# 128, hidden 1024, the widest its rule takes, at the most tiles (128). At batch 32 chapter 09's
+# weight update takes the first layer's weight gradient (64 x 784 x 32).
 for trainer in "$build"/chapters/train_*; do
   [ -f "$trainer" ] && [ -x "$trainer" ] || continue
   chapter=${trainer##*/train_}
   for tool in memcheck racecheck initcheck synccheck; do
-    for shape in 96x64 32x64 40x1000 64x2048; do
+    for shape in 96x64 32x64 40x1000 128x1024; do
       case $shape in
         96x64) label=${tool}_train_$chapter ;;
         32x64) label=${tool}_train_b32_$chapter ;;
         40x1000) [[ $chapter == 10_* ]] || continue; label=${tool}_train_wide_$chapter ;;
-        64x2048) [[ $chapter == 10_* ]] || continue; label=${tool}_train_widest_$chapter ;;
+        128x1024) [[ $chapter == 10_* ]] || continue; label=${tool}_train_widest_$chapter ;;
       esac
       sanitize "$tool" "$label" "$trainer" --hidden ${shape#*x} --batch ${shape%x*} --epochs 1 \
         --max-steps 3 --out-dir "$logs/$label"

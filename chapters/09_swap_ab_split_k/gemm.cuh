@@ -52,7 +52,9 @@
 //
 // When: swap_ab_takes() in dispatch.cuh (M <= 256 with A not transposed; K <= 256 with A
 // transposed, the weight gradients, where a batch tile of 64 or 128 fits; both operands readable
-// by TMA). Every other product goes to chapter 08's launch_gemm, included here.
+// by TMA). Every other product goes to chapter 08's launch_gemm, included here. Before both, the
+// weight gradients at a batch of at most 64 go to weight_update.cuh's kernel, whose lesson is its
+// own: there the product is the stream of the master weights.
 //
 // Edges. TMA writes zeros past every edge of the operands: the rows of the last batch tile past M,
 // the rows of the tile past N, the K tail. The epilogue skips what lies outside C.
@@ -65,6 +67,7 @@
 #include "07_wgmma/wgmma.cuh"
 #include "08_warp_specialized/gemm.cuh"
 #include "09_swap_ab_split_k/dispatch.cuh"
+#include "09_swap_ab_split_k/weight_update.cuh"
 #include "epilogue.cuh"
 #include "gemm_interface.cuh"
 #include "occupancy.cuh"
@@ -396,8 +399,9 @@ inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
   with_epilogue_kind(p.epilogue.kind, [&](auto kind) {
     with_operand_ops(p, [&](auto op_a, auto op_b) {
       constexpr Op kOpA = decltype(op_a)::value, kOpB = decltype(op_b)::value;
+      constexpr EpilogueKind kKind = decltype(kind)::value;
+      if (weight_update_takes<kOpA, kKind>(p)) return launch_weight_update(p, stream);
       if (swap_ab_takes<kOpA, kOpB>(p)) {
-        constexpr EpilogueKind kKind = decltype(kind)::value;
         const auto resident = [](int batch_tile) {
           int blocks = 0;
           with_batch_tile<kOpA>(batch_tile, [&](auto tile) {

@@ -15,20 +15,21 @@ namespace mnist::persistent_step {
 
 // The rule: the models and batches the persistent step takes (steps_refusal in steps.cuh); the
 // trainer runs every other one a step at a time on chapter 09's kernels. Where the persistent step
-// stops paying, measured on the H100 against chapter 09's graph (tools/ab_train.sh, 2026-11-24,
-// docs/results/session23/call1 and call2, 25 shapes from batch 32 to 256, hidden 512 to 3072):
+// stops paying, measured on the H100 against chapter 09's graph (tools/ab_train.sh, 2026-11-24):
 //   - the batch times the widest hidden layer, in the 32 x 32 tiles of its forward and
 //     backward-data phases: up to 128 tiles the persistent step took 0.69-0.98 of chapter 09's
-//     step time (batch 256 x hidden 512, 128 x 1024, 64 x 2048), from 144 on 1.02-1.29 (192 x 768,
-//     96 x 1536, 256 x 1024). The grid has one block per SM, 132 on the H100: a phase of more tiles
-//     runs in two rounds, and its 32 x 32 mma.sync tiles lose to chapter 09's wgmma;
-//   - the widest hidden layer: at batch 32 the step took 0.97 at hidden 2048 (a tie) and 1.03 at
-//     3072, where the weight gradients, width x width tiles whatever the batch, outweigh the
-//     launches the persistent step saves.
-// (Session 18's rule, hidden up to 1024 at any batch, was measured before chapter 09 took the
-// weight gradients: at batch 256, hidden 1024 it now took 1.29 of chapter 09's step.)
+//     step time (batch 256 x hidden 512, 128 x 1024), from 144 on 1.02-1.29 (192 x 768, 96 x 1536,
+//     256 x 1024; docs/results/session23/call1 and call2, 25 shapes from batch 32 to 256, hidden
+//     512 to 3072). The grid has one block per SM, 132 on the H100: a phase of more tiles runs in
+//     two rounds, and its 32 x 32 mma.sync tiles lose to chapter 09's wgmma;
+//   - the widest hidden layer: up to 1024 the step took 0.77-0.93 of chapter 09's at batch 32, 64
+//     and 96, at 1536 1.05-1.06 and at 2048 1.13 (docs/results/session24/call6), where the weight
+//     gradients, width x width tiles whatever the batch, outweigh the launches the persistent step
+//     saves: chapter 09 runs those on its weight update at a batch of at most 64.
+// (Session 23's bound, hidden up to 2048, was measured before chapter 09's weight update: at batch
+// 32, hidden 2048 the step then took 0.97 of chapter 09's, and now 1.13.)
 constexpr int kMaxLayers = 8;  // the kernel's parameter holds this many
-constexpr int kMaxWidth = 2048;
+constexpr int kMaxWidth = 1024;
 constexpr int kMaxActivationTiles = 132;  // 32 x 32 tiles of batch x widest: one per block
 constexpr int kMaxBatch = 256;
 

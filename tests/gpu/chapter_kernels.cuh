@@ -25,6 +25,10 @@ struct ChapterKernels {
   // (chapters/09_swap_ab_split_k/dispatch.cuh: A not transposed, M <= 256, operands TMA can read)
   // and give every other product to chapter 08's rule (kChapter08).
   const char* whole_k = nullptr;
+  // Chapter 09 on: the kernel that takes the weight gradients with the SGD epilogue at a batch of
+  // at most 64 (weight_update_takes() in chapters/09_swap_ab_split_k/weight_update.cuh), before
+  // the rules above.
+  const char* weight_update = nullptr;
   // Chapter 10 on: the kernel that trains many steps in one launch (common/step_interface.cuh),
   // for the models and batches the chapter's rule takes; its GEMMs (the fields above) are those of
   // the chapter it falls back to for the rest.
@@ -49,15 +53,15 @@ const ChapterKernels kChapterKernels[] = {
     // 07, 08: their own kernel for what wgmma_takes(), chapter 06's (kChapter06) for the rest.
     {"07_wgmma", "mnist::wgmma::wgmma_gemm_kernel", nullptr, true},
     {"08_warp_specialized", "mnist::warp_specialized::warp_specialized_gemm_kernel", nullptr, true},
-    // 09: its own kernel, K split or whole, for what swap_ab_takes(), chapter 08's rule for the
-    // rest.
+    // 09: the weight update for the weight gradients it takes; its own kernel, K split or whole,
+    // for what swap_ab_takes(), chapter 08's rule for the rest.
     {"09_swap_ab_split_k", "mnist::swap_ab_split_k::swap_ab_split_k_gemm_kernel", nullptr, false,
-     "mnist::swap_ab_split_k::swap_ab_gemm_kernel"},
+     "mnist::swap_ab_split_k::swap_ab_gemm_kernel", "mnist::swap_ab_split_k::weight_update_kernel"},
     // 10: the persistent training kernels where its rule takes the model (steps_refusal in
     // chapters/10_persistent_step/steps.cuh), the on-chip one where the model fits on one cluster;
     // chapter 09's GEMMs for everything else.
     {"10_persistent_step", "mnist::swap_ab_split_k::swap_ab_split_k_gemm_kernel", nullptr, false,
-     "mnist::swap_ab_split_k::swap_ab_gemm_kernel",
+     "mnist::swap_ab_split_k::swap_ab_gemm_kernel", "mnist::swap_ab_split_k::weight_update_kernel",
      "mnist::persistent_step::persistent_training_kernel",
      "mnist::persistent_step::on_chip_training_kernel"},
 };

@@ -100,7 +100,11 @@ struct Shape {
 // of 64 or 128 all run at once: 200 x 136 x 64 and 72 x 120 x 256 (small enough for the mutants),
 // 1024 x 784 x 32 and 200 x 4168 x 200 (264 tiles) on tiles of 64, 1544 x 1000 x 136 on 208 of 128;
 // 200 x 8456 x 136 and 1024 x 4096 x 1 (small enough for the mutants) fit with neither and go to
-// chapter 08.
+// chapter 08. Through the SGD epilogue, the weight gradients with K <= 64 go to chapter 09's weight
+// update instead (weight_update.cuh): 1024 x 784 x 32, 200 x 136 x 64 (one whole K tile),
+// 1024 x 4096 x 1, and 136 x 1000 x 17 (K odd, N 40 past a multiple of 64; rows of neither side a
+// multiple of the 64 x 64 tile); 200 x 136 x 72, 8 past one K tile, does not. The four and the
+// last small enough for the mutants.
 const Shape kShapes[] = {
     {1, 1, 1},        {1, 1, 8},         {1, 10, 784},      {2, 3, 5},        {7, 13, 17},
     {17, 31, 29},     {31, 1, 64},       {3, 257, 10},      {100, 100, 10},   {10, 1024, 32},
@@ -110,6 +114,7 @@ const Shape kShapes[] = {
     {100, 784, 512},  {96, 2048, 1024},  {250, 1000, 784},  {32, 2048, 2048}, {250, 8192, 264},
     {130, 8200, 264}, {200, 136, 64},    {200, 4168, 200},  {200, 8456, 136}, {225, 2056, 8},
     {72, 120, 256},   {1544, 1000, 136}, {1024, 4096, 1},   {40, 48, 2056},   {32, 4232, 2048},
+    {136, 1000, 17},  {200, 136, 72},
 };
 constexpr double kSmallWork = 1 << 22;  // multiply-adds of the shapes the sanitizer runs
 bool is_small(const Shape& s) {
@@ -470,6 +475,7 @@ struct DispatchFacts {
   EpilogueKind kind;
   size_t workspace_floats;  // GemmProblem's: 0 without a workspace
   bool operands_aligned;    // both 16-byte aligned, every stored row whole 16-byte pieces
+  bool epilogue_aligned;    // the same of the master weights and their fp16 copies (kSgd)
 };
 
 // chapters/02_smem_tiling's vectorizable(): what TMA and the 16-byte copies need.
@@ -477,10 +483,19 @@ bool operand_aligned(const __half* x, int stored_row) {
   return stored_row % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
 }
 
+// Rows of `row_bytes` that TMA can load and store.
+bool rows_aligned(const void* x, size_t row_bytes) {
+  return row_bytes % 16 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+}
+
 DispatchFacts facts_of(const GemmProblem& p) {
   const bool aligned = operand_aligned(p.a, p.op_a == Op::N ? p.k : p.m) &&
                        operand_aligned(p.b, p.op_b == Op::N ? p.n : p.k);
-  return {{p.m, p.n, p.k}, p.op_a, p.epilogue.kind, p.workspace ? p.workspace_floats : 0, aligned};
+  const bool epilogue_aligned = p.epilogue.kind == EpilogueKind::kSgd &&
+                                rows_aligned(p.epilogue.master, p.n * sizeof(float)) &&
+                                rows_aligned(p.epilogue.out, p.n * sizeof(__half));
+  return {{p.m, p.n, p.k}, p.op_a,          p.epilogue.kind, p.workspace ? p.workspace_floats : 0,
+          aligned,         epilogue_aligned};
 }
 
 enum class SplitK { kNever, kMaybe, kAlways };
@@ -598,6 +613,13 @@ SplitK swap_ab_split_k(const DispatchFacts& f, const Device& device) {
 std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const DispatchFacts& f,
                                 const Device& device) {
   const SplitK split = split_k(f, device);
+  // weight_update_takes(): the weight gradient through the SGD epilogue, K within one K tile of 64,
+  // every matrix aligned for TMA.
+  constexpr int kWeightUpdateMaxK = 64;
+  if (chapter.weight_update && f.op_a == Op::T && f.kind == EpilogueKind::kSgd &&
+      f.shape.k <= kWeightUpdateMaxK && f.operands_aligned && f.epilogue_aligned) {
+    return {{chapter.weight_update}};
+  }
   if (chapter.whole_k) {
     // swap_ab_takes(): a batch-sized dimension (M <= 256 with A not transposed, any N, the output
     // layer's 10 included; K <= 256 with A transposed, the weight gradients) and aligned operands;
@@ -634,6 +656,7 @@ std::vector<Path> every_path(const testing::ChapterKernels& chapter) {
     std::vector<Path> paths = every_path(testing::kChapter08);
     paths.push_back({chapter.whole_k});
     paths.push_back({chapter.kernel});
+    paths.push_back({chapter.weight_update});
     return paths;
   }
   if (chapter.wgmma_dispatch) {
@@ -670,7 +693,7 @@ void check_batch_tile(const std::string& what, const DispatchFacts& f,
   const int expected = swap_ab_batch_tile(
       f.shape, f.op_a, [&](int tile) { return swap_ab_blocks_built_for(device, tile); });
   for (const std::string& name : with_arguments) {
-    if (name.find("::swap_ab_split_k::") == std::string::npos) continue;
+    if (name.find("::swap_ab_split_k::swap_ab_") == std::string::npos) continue;
     const int tile = std::atoi(name.c_str() + name.rfind(' ') + 1);
     CHECK_MSG(tile == expected,
               format("%s: batch tile %d; expected %d", what.c_str(), tile, expected));
@@ -810,12 +833,14 @@ struct Misaligned {
 // 128 x 128 keep chapter 06's kernel from splitting K, which K >= 256 then hands to wgmma).
 // And chapter 09's kernel, K split (in 4: it splits only from 32 K tiles of 64), with its
 // epilogue's buffers and its workspace one float off (the partial tiles move to the next 16-byte
-// boundary). All four run under `small` too: the third is the smallest shape chapters 07 and 08
-// give to wgmma.
+// boundary). And a weight gradient chapter 09's weight update would take (K = 40) but for its
+// master weights and fp16 copies, one element off: rows TMA cannot store. All five run under
+// `small` too: the third is the smallest shape chapters 07 and 08 give to wgmma.
 const Misaligned kMisaligned[] = {{{40, 66, 1024}, 1, 1},
                                   {{130, 264, 72}, 1, 1},
                                   {{1032, 2056, 264}, 0, 1},
-                                  {{24, 72, 2056}, 0, 1}};
+                                  {{24, 72, 2056}, 0, 1},
+                                  {{136, 264, 40}, 0, 1}};
 
 // `sanitize` leaves out what is there only for wgmma where the chapter has none (chapters 01-06;
 // chapter 09 has its own wgmma kernel and chapter 08's). With it, chapter 02's racecheck run

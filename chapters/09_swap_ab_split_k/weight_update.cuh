@@ -1,0 +1,178 @@
+// Chapter 09's third idea: at a batch of at most 64 a weight gradient is a stream of the master
+// weights, and it moves them through shared memory, TMA loads and TMA stores, without registers.
+//
+// dW = dY^T X has K = batch. At batch 32 it is one K tile of 64, half of it TMA's zeros, and the
+// SGD epilogue (gemm_interface.cuh) reads the fp32 master weight, writes it back and writes its
+// fp16 copy: 10 bytes of memory per element for 64 flops. A 8192 x 8192 layer moves 671 MB, so the
+// product is the stream. Chapter 06's kernel, where chapter 08's rule sends these products, took
+// 315 us for it (2.13 TB/s), and a kernel that only streams the same bytes 239 us (2.81 TB/s;
+// docs/09_swap_ab_split_k.md, "A small batch's weight gradients"). Its epilogue has the master
+// loads of a few elements in flight at a time, in registers: loading them all before the main loop
+// took 230 registers a thread, one block per SM, and 296 us.
+//
+// Here a block of one warpgroup takes a 64 x 64 tile of dW, and its bytes wait in shared memory:
+//   thread 0       TMA-loads the tile's masters (two boxes of 64 rows x 32 floats), dY's and X's
+//                  tiles (64 x K each, zeros past K), all counted on one mbarrier
+//   the warpgroup  waits, multiplies one K tile (chapter 07's wgmma, 64 x 64, both operands
+//                  MN-major), updates each master where TMA put it, m -= lr acc, and writes the
+//                  fp16 copy into a tile of its own
+//   thread 0       after a proxy fence and a barrier, TMA-stores both tiles (chapter 08's store)
+//                  and waits until they are written, as chapter 08's blocks do: the block's shared
+//                  memory must outlive the copy engine's reads of it (waiting for the reads alone
+//                  measured no faster: docs/results/session24, call 2)
+// 40 KB of shared memory a block: five blocks share an SM, each at another point of its life, so
+// some block's copies are always in flight. TMA clips the stores at the matrix's edges and reads
+// zeros past them, so no thread tests a bound.
+//
+// Shared memory, from a 1024-byte boundary (each box is 8 swizzle atoms of 128-byte rows):
+//   [ dY^T tile 8 KB ][ X tile 8 KB ][ masters 2 x 8 KB ][ fp16 copies 8 KB ][ mbarrier ]
+// The masters and copies are swizzled as the operands are (tma.cuh): 16-byte chunk c of row r at
+// c ^ (r % 8), so a warp's 8 rows of one 8-column block land on different banks.
+//
+// When: weight_update_takes() below (A transposed, the SGD epilogue, K <= 64, every matrix
+// readable and writable by TMA). gemm.cuh asks it before swap_ab_takes().
+#pragma once
+
+#include <cstdint>
+
+#include "02_smem_tiling/smem_tile.cuh"
+#include "07_wgmma/tma.cuh"
+#include "07_wgmma/wgmma.cuh"
+#include "08_warp_specialized/gemm.cuh"
+#include "epilogue.cuh"
+#include "gemm_interface.cuh"
+#include "occupancy.cuh"
+
+namespace mnist::swap_ab_split_k {
+
+constexpr int kUpdateTileRows = wgmma::kWgmmaM;  // rows of dW per block: the layer's outputs
+constexpr int kUpdateTileCols = 64;              // columns: the layer's inputs
+constexpr int kMasterBoxCols = wgmma::kSwizzleBytes / int(sizeof(float));  // 32 floats a row
+constexpr int kCopyBoxCols = wgmma::kSwizzleHalves;                        // 64 halves a row
+constexpr int kUpdateBoxBytes = kUpdateTileRows * wgmma::kSwizzleBytes;    // 8 KB
+constexpr int kMasterBoxes = kUpdateTileCols / kMasterBoxCols;             // 2
+constexpr int kCopyBoxes = kUpdateTileCols / kCopyBoxCols;                 // 1
+
+// The operand tiles as chapter 07's ring lays out one stage: dY^T (A: T) then X (B: N), MN-major.
+using UpdateTiles = wgmma::Ring<kUpdateTileRows, kUpdateTileCols, Op::T, Op::N, 1, 1>;
+constexpr int kMastersAt = UpdateTiles::kStageBytes;
+constexpr int kCopiesAt = kMastersAt + kMasterBoxes * kUpdateBoxBytes;
+constexpr int kUpdateBarrierAt = kCopiesAt + kCopyBoxes * kUpdateBoxBytes;
+constexpr int kUpdateSmemBytes =
+    wgmma::kSwizzleAtomBytes + kUpdateBarrierAt + int(sizeof(uint64_t));
+
+// Byte `byte` of row `row` of a box of 128-byte rows, as the 128-byte swizzle places it.
+__device__ __forceinline__ int swizzled(int row, int byte) {
+  return row * wgmma::kSwizzleBytes + ((byte / 16 ^ row % 8) * 16) + byte % 16;
+}
+
+__global__ void __launch_bounds__(wgmma::kWarpgroupThreads)
+    weight_update_kernel(const __grid_constant__ CUtensorMap map_a,
+                         const __grid_constant__ CUtensorMap map_b,
+                         const __grid_constant__ CUtensorMap map_master,
+                         const __grid_constant__ CUtensorMap map_copy, int n, float learning_rate) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using namespace wgmma;
+  extern __shared__ __align__(16) uint8_t smem[];
+  const uint32_t tiles = ring_start(smem);  // every box from a swizzle atom
+  uint8_t* const tiles_pointer = smem + (tiles - shared_address(smem));
+  const uint32_t barrier = tiles + kUpdateBarrierAt;
+  const int column_tiles = (n + kUpdateTileCols - 1) / kUpdateTileCols;
+  const int row0 = blockIdx.x / column_tiles * kUpdateTileRows;
+  const int col0 = blockIdx.x % column_tiles * kUpdateTileCols;
+  if (threadIdx.x == 0) {
+    mbarrier_init(barrier, 1);
+    fence_proxy_async();
+    mbarrier_arrive_expect_tx(barrier, kMastersAt + kMasterBoxes * kUpdateBoxBytes);
+    for (int box = 0; box < kMasterBoxes; ++box) {
+      tma_load(tiles + kMastersAt + box * kUpdateBoxBytes, map_master, col0 + box * kMasterBoxCols,
+               row0, barrier);
+    }
+    load_tile<UpdateTiles::A>(map_a, tiles, row0, 0, barrier);
+    load_tile<UpdateTiles::B>(map_b, tiles + UpdateTiles::A::kBytes, col0, 0, barrier);
+  }
+  __syncthreads();  // the barrier exists before anyone waits on it
+  mbarrier_wait(barrier, 0);
+
+  float acc[kUpdateTileRows * kUpdateTileCols / kWarpgroupThreads];
+  multiply_k_tile<UpdateTiles::A, UpdateTiles::B>(acc, tiles, tiles + UpdateTiles::A::kBytes,
+                                                  false);
+  wgmma_wait<0>();
+  accumulators_settled(acc);
+
+  // wgmma.cuh's layout: acc[4 i + 2 h + j] is row 16 w + l / 4 + 8 h, column 8 i + 2 (l % 4) + j.
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = warp * 16 + lane / 4 + 8 * h;
+#pragma unroll
+    for (int i = 0; i < kUpdateTileCols / 8; ++i) {
+      const int col = 8 * i + lane % 4 * 2;
+      float2* const master = reinterpret_cast<float2*>(
+          tiles_pointer + kMastersAt + col / kMasterBoxCols * kUpdateBoxBytes +
+          swizzled(row, col % kMasterBoxCols * int(sizeof(float))));
+      __half2* const copy = reinterpret_cast<__half2*>(
+          tiles_pointer + kCopiesAt + col / kCopyBoxCols * kUpdateBoxBytes +
+          swizzled(row, col % kCopyBoxCols * int(sizeof(__half))));
+      const float2 old = *master;
+      const float2 updated = make_float2(old.x - learning_rate * acc[4 * i + 2 * h],
+                                         old.y - learning_rate * acc[4 * i + 2 * h + 1]);
+      *master = updated;
+      *copy = __floats2half2_rn(updated.x, updated.y);
+    }
+  }
+  // The copy engine reads shared memory through the async proxy: each thread's writes above are
+  // ordered before it by the fence, and every thread's before thread 0's stores by the barrier.
+  fence_proxy_async();
+  __syncthreads();
+  if (threadIdx.x == 0) {  // chapter 08's TMA store, and its wait before the block ends
+    for (int box = 0; box < kMasterBoxes; ++box) {
+      warp_specialized::tma_store(map_master, col0 + box * kMasterBoxCols, row0,
+                                  tiles + kMastersAt + box * kUpdateBoxBytes);
+    }
+    for (int box = 0; box < kCopyBoxes; ++box) {
+      warp_specialized::tma_store(map_copy, col0 + box * kCopyBoxCols, row0,
+                                  tiles + kCopiesAt + box * kUpdateBoxBytes);
+    }
+    warp_specialized::bulk_commit();
+    warp_specialized::bulk_wait_all();
+  }
+#else
+  __trap();  // built without sm_90a: see wgmma.cuh
+#endif
+}
+
+// A matrix of fp32 or fp16 rows that TMA can load and store: 16-byte aligned, every row whole
+// 16-byte pieces.
+inline bool tma_rows(const void* x, int row_bytes) {
+  return row_bytes % 16 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+}
+
+// The weight gradient (A transposed) with the SGD epilogue, K within one K tile (a batch of at most
+// 64), and every matrix TMA can take: dY (K x M) and X (K x N) as chapter 09's kernel reads them,
+// the masters (M x N fp32) and their fp16 copies.
+template <Op kOpA, EpilogueKind kKind>
+bool weight_update_takes(const GemmProblem& p) {
+  return kOpA == Op::T && kKind == EpilogueKind::kSgd && p.k <= wgmma::kTileK &&
+         smem_tiling::vectorizable(p.a, p.m) && smem_tiling::vectorizable(p.b, p.n) &&
+         tma_rows(p.epilogue.master, p.n * int(sizeof(float))) &&
+         tma_rows(p.epilogue.out, p.n * int(sizeof(__half)));
+}
+
+inline void launch_weight_update(const GemmProblem& p, cudaStream_t stream) {
+  [[maybe_unused]] static const bool opted_in =
+      allow_shared_memory(weight_update_kernel, kUpdateSmemBytes);
+  const wgmma::TensorMaps<UpdateTiles::A, UpdateTiles::B> operands(p);
+  const CUtensorMap master = wgmma::encode_tensor_map(
+      p.epilogue.master, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, int(sizeof(float)), p.n, p.m,
+      kMasterBoxCols, kUpdateTileRows, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "the master weights");
+  const CUtensorMap copy = wgmma::encode_tensor_map(
+      p.epilogue.out, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, int(sizeof(__half)), p.n, p.m, kCopyBoxCols,
+      kUpdateTileRows, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "the fp16 weights");
+  const int blocks = (p.m + kUpdateTileRows - 1) / kUpdateTileRows *
+                     ((p.n + kUpdateTileCols - 1) / kUpdateTileCols);
+  weight_update_kernel<<<blocks, wgmma::kWarpgroupThreads, kUpdateSmemBytes, stream>>>(
+      operands.a, operands.b, master, copy, p.n, p.epilogue.learning_rate);
+}
+
+}  // namespace mnist::swap_ab_split_k
