@@ -8,7 +8,7 @@
 // 315 us for it (2.13 TB/s), and a kernel that only streams the same bytes 239 us (2.81 TB/s;
 // docs/09_swap_ab_split_k.md, "A small batch's weight gradients"). Its epilogue has the master
 // loads of a few elements in flight at a time, in registers: loading them all before the main loop
-// took 230 registers a thread, one block per SM, and 296 us.
+// took 218-233 registers a thread, one block per SM, and 296 us.
 //
 // Here a block of one warpgroup takes a 64 x 64 tile of dW, and its bytes wait in shared memory:
 //   thread 0       TMA-loads the tile's masters (two boxes of 64 rows x 32 floats), dY's and X's
