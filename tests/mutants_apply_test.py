@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 # A mutant's test is TOOL:PROGRAM for the runs that go through compute-sanitizer's TOOL or
-# through check_fences.py, else PROGRAM; a chapter's trainer, train_CHAPTER, counts as a program.
+# through check_fences.py or check_tma_stores.py, else PROGRAM; a chapter's trainer, train_CHAPTER, counts as a program.
 CHAPTER_PROGRAM = re.compile(r"(test_gemm|test_training|train)_(\d\d_[a-z0-9_]+)")
-TOOLS = {"fences", "memcheck", "racecheck", "initcheck", "synccheck"}
+TOOLS = {"fences", "tma_stores", "memcheck", "racecheck", "initcheck", "synccheck"}
 
 
 def programs_of(root: Path) -> set:

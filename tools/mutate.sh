@@ -60,7 +60,8 @@ PY
 }
 
 # run_built NAME TARGET: runs the mutant's test binary (TOOL:TARGET under compute-sanitizer's TOOL,
-# in the GEMM test's sanitize mode; fences:TARGET through tests/check_fences.py) and writes one
+# in the GEMM test's sanitize mode; fences:TARGET through tests/check_fences.py, tma_stores:TARGET
+# through tests/check_tma_stores.py) and writes one
 # line to $work/NAME.result: "caught ...", "MISSED ..." or "error: ...". A TARGET train_CHAPTER is
 # the chapter's trainer, run as tools/sanitize.sh runs it (3 steps at batch 96, hidden 64): for a
 # race in a kernel that only the trainer launches, under TOOL.
@@ -77,6 +78,9 @@ run_built() {
   esac
   if [ "$tool" = fences ]; then  # the machine code read for a fence before each atomic add
     runner=(python3 "$root/tests/check_fences.py")
+    args=()
+  elif [ "$tool" = tma_stores ]; then  # ... for the fence, barrier and wait of each TMA store
+    runner=(python3 "$root/tests/check_tma_stores.py")
     args=()
   elif [ -n "$tool" ]; then
     runner=(compute-sanitizer --tool "$tool" --error-exitcode 1)

@@ -122,7 +122,8 @@ __global__ void __launch_bounds__(wgmma::kWarpgroupThreads)
     }
   }
   // The copy engine reads shared memory through the async proxy: each thread's writes above are
-  // ordered before it by the fence, and every thread's before thread 0's stores by the barrier.
+  // ordered before it by the fence, and every thread's before thread 0's stores by the barrier. No
+  // test run shows either one missing; tests/check_tma_stores.py reads the machine code for both.
   fence_proxy_async();
   __syncthreads();
   if (threadIdx.x == 0) {  // chapter 08's TMA store, and its wait before the block ends

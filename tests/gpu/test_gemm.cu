@@ -103,8 +103,8 @@ struct Shape {
 // chapter 08. Through the SGD epilogue, the weight gradients with K <= 64 go to chapter 09's weight
 // update instead (weight_update.cuh): 1024 x 784 x 32, 200 x 136 x 64 (one whole K tile),
 // 1024 x 4096 x 1, and 136 x 1000 x 17 (K odd, N 40 past a multiple of 64; rows of neither side a
-// multiple of the 64 x 64 tile); 200 x 136 x 72, 8 past one K tile, does not. The four and the
-// last small enough for the mutants.
+// multiple of the 64 x 64 tile); 200 x 136 x 72, 8 past one K tile, does not. All but
+// 1024 x 784 x 32 are small enough for the mutants.
 const Shape kShapes[] = {
     {1, 1, 1},        {1, 1, 8},         {1, 10, 784},      {2, 3, 5},        {7, 13, 17},
     {17, 31, 29},     {31, 1, 64},       {3, 257, 10},      {100, 100, 10},   {10, 1024, 32},

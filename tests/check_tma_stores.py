@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""A kernel's TMA stores, in its machine code: published to the copy engine, and waited for.
+
+    check_tma_stores.py BINARY [--kernel NAME]...     default: weight_update_kernel
+
+Chapter 09's weight update writes its tiles to shared memory with ordinary stores and hands them to
+the copy engine (TMA), which reads them through the async proxy: each thread's stores must be
+ordered before that by fence.proxy.async, every thread's before thread 0's store instruction by a
+barrier, and the block must not end before its bulk group is done. Without any one of the three
+the GEMM test still passed on the H100 (2026-11-24, docs/results/session24/candidates.txt): the
+copy engine reads long after the other warps finish their stores. The machine code shows them
+every time (docs/results/session24/call10):
+    STS ... ; MEMBAR.ALL.CTA ; FENCE.VIEW.ASYNC.S ; BAR.SYNC ; ... UTMASTG ; UTMACMDFLUSH ;
+    DEPBAR.LE SB0, 0x0 ; EXIT
+Walking each named function in order: every UTMASTG must come after a FENCE.VIEW.ASYNC.S that
+follows the last shared-memory store (STS), and after a BAR.SYNC that follows that fence; no EXIT
+may come after a UTMASTG without a DEPBAR.LE SB0 between them. The walk is in address order, which
+suits a kernel whose stores sit in no loop, as the weight update's; chapter 08's store, inside its
+tile loop, is not checked here.
+
+The kernels checked are those named (by default chapter 09's weight update, the one the walk was
+written for); each must name a function with at least one UTMASTG, so the check cannot pass by finding
+none. Exit 77 (SKIP) without cuobjdump or without sm_90a machine code; 1 with one line per fault.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_fences import find_cuobjdump, functions  # noqa: E402
+
+SHARED_STORE = re.compile(r"^STS\b")
+PROXY_FENCE = re.compile(r"^FENCE\.VIEW\.ASYNC\.S\b")
+BARRIER = re.compile(r"^BAR\.SYNC\b")
+TMA_STORE = re.compile(r"^UTMASTG\b")
+BULK_WAIT = re.compile(r"^DEPBAR\.LE SB0\b")
+EXIT = re.compile(r"^EXIT\b")
+
+
+def faults(body):
+    """(index, why) for each TMA store not published and each exit before the stores' wait."""
+    found = []
+    fenced = synced = pending = False
+    for i, text in enumerate(body):
+        if SHARED_STORE.match(text):
+            fenced = synced = False
+        elif PROXY_FENCE.match(text):
+            fenced, synced = True, False
+        elif BARRIER.match(text):
+            synced = fenced
+        elif TMA_STORE.match(text):
+            if not fenced:
+                found.append((i, "no FENCE.VIEW.ASYNC.S after the last STS"))
+            elif not synced:
+                found.append((i, "no BAR.SYNC after the proxy fence"))
+            pending = True
+        elif BULK_WAIT.match(text):
+            pending = False
+        elif EXIT.match(text) and pending:
+            found.append((i, "EXIT with TMA stores not waited for (no DEPBAR.LE SB0)"))
+    return found
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("binary")
+    parser.add_argument("--kernel", action="append", default=[])
+    args = parser.parse_args()
+    kernels = args.kernel or ["weight_update_kernel"]
+    cuobjdump = find_cuobjdump()
+    if not cuobjdump:
+        print("SKIP: no cuobjdump (the CUDA toolkit's bin/) to read the machine code with")
+        return 77
+    dump = subprocess.run([cuobjdump, "-sass", args.binary], capture_output=True, text=True)
+    if dump.returncode != 0:
+        print(f"error: cuobjdump -sass {args.binary}: {dump.stderr.strip()}")
+        return 1
+    if "arch = sm_90a" not in dump.stdout:
+        print(f"SKIP: {args.binary} has no sm_90a machine code (a portable build carries PTX)")
+        return 77
+    failures, checked, seen = 0, 0, {kernel: 0 for kernel in kernels}
+    for name, body in functions(dump.stdout):
+        named = [kernel for kernel in seen if kernel in name]
+        if not named:
+            continue
+        stores = sum(1 for text in body if TMA_STORE.match(text))
+        for kernel in named:
+            seen[kernel] += stores
+        for i, why in faults(body):
+            print(f"FAIL {name}: instruction {i}, {body[i]}: {why}")
+            failures += 1
+        checked += stores
+    for kernel, stores in seen.items():
+        if stores == 0:
+            print(f"FAIL no function named like {kernel} has a TMA store to check")
+            failures += 1
+    print(f"tma_stores {os.path.basename(args.binary)}: {checked} TMA stores, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
