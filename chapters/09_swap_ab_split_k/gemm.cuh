@@ -400,7 +400,9 @@ inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
     with_operand_ops(p, [&](auto op_a, auto op_b) {
       constexpr Op kOpA = decltype(op_a)::value, kOpB = decltype(op_b)::value;
       constexpr EpilogueKind kKind = decltype(kind)::value;
-      if (weight_update_takes<kOpA, kKind>(p)) return launch_weight_update(p, stream);
+      if constexpr (kWeightUpdateBuilt<kOpA, kKind>) {
+        if (weight_update_takes<kKind>(p)) return launch_weight_update<kKind>(p, stream);
+      }
       if (swap_ab_takes<kOpA, kOpB>(p)) {
         const auto resident = [](int batch_tile) {
           int blocks = 0;

@@ -29,8 +29,12 @@
 // The masters and copies are swizzled as the operands are (tma.cuh): 16-byte chunk c of row r at
 // c ^ (r % 8), so a warp's 8 rows of one 8-column block land on different banks.
 //
-// When: weight_update_takes() below (A transposed, the SGD epilogue, K <= 64, every matrix
-// readable and writable by TMA). gemm.cuh asks it before swap_ab_takes().
+// The plain product, dW itself (kStore: what the benchmark times against cuBLAS; the trainer never
+// asks for it), is the same stream without the masters: the accumulators go into the masters'
+// boxes and leave by TMA store, 4 bytes per element, with nothing to load but the operands.
+//
+// When: weight_update_takes() below (A transposed, the SGD epilogue or the plain store, K <= 64,
+// every matrix readable and writable by TMA). gemm.cuh asks it before swap_ab_takes().
 #pragma once
 
 #include <cstdint>
@@ -66,11 +70,14 @@ __device__ __forceinline__ int swizzled(int row, int byte) {
   return row * wgmma::kSwizzleBytes + ((byte / 16 ^ row % 8) * 16) + byte % 16;
 }
 
+// kKind: kSgd (map_master: the masters, map_copy: their fp16 copies) or kStore (map_master: C).
+template <EpilogueKind kKind>
 __global__ void __launch_bounds__(wgmma::kWarpgroupThreads)
     weight_update_kernel(const __grid_constant__ CUtensorMap map_a,
                          const __grid_constant__ CUtensorMap map_b,
                          const __grid_constant__ CUtensorMap map_master,
                          const __grid_constant__ CUtensorMap map_copy, int n, float learning_rate) {
+  constexpr bool kUpdate = kKind == EpilogueKind::kSgd;  // else the plain store of dW
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace wgmma;
   extern __shared__ __align__(16) uint8_t smem[];
@@ -83,8 +90,8 @@ __global__ void __launch_bounds__(wgmma::kWarpgroupThreads)
   if (threadIdx.x == 0) {
     mbarrier_init(barrier, 1);
     fence_proxy_async();
-    mbarrier_arrive_expect_tx(barrier, kMastersAt + kMasterBoxes * kUpdateBoxBytes);
-    for (int box = 0; box < kMasterBoxes; ++box) {
+    mbarrier_arrive_expect_tx(barrier, kMastersAt + (kUpdate ? kMasterBoxes * kUpdateBoxBytes : 0));
+    for (int box = 0; kUpdate && box < kMasterBoxes; ++box) {
       tma_load(tiles + kMastersAt + box * kUpdateBoxBytes, map_master, col0 + box * kMasterBoxCols,
                row0, barrier);
     }
@@ -111,6 +118,10 @@ __global__ void __launch_bounds__(wgmma::kWarpgroupThreads)
       float2* const master = reinterpret_cast<float2*>(
           tiles_pointer + kMastersAt + col / kMasterBoxCols * kUpdateBoxBytes +
           swizzled(row, col % kMasterBoxCols * int(sizeof(float))));
+      if constexpr (!kUpdate) {
+        *master = make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]);  // C's tile
+        continue;
+      }
       __half2* const copy = reinterpret_cast<__half2*>(
           tiles_pointer + kCopiesAt + col / kCopyBoxCols * kUpdateBoxBytes +
           swizzled(row, col % kCopyBoxCols * int(sizeof(__half))));
@@ -131,7 +142,7 @@ __global__ void __launch_bounds__(wgmma::kWarpgroupThreads)
       warp_specialized::tma_store(map_master, col0 + box * kMasterBoxCols, row0,
                                   tiles + kMastersAt + box * kUpdateBoxBytes);
     }
-    for (int box = 0; box < kCopyBoxes; ++box) {
+    for (int box = 0; kUpdate && box < kCopyBoxes; ++box) {
       warp_specialized::tma_store(map_copy, col0 + box * kCopyBoxCols, row0,
                                   tiles + kCopiesAt + box * kUpdateBoxBytes);
     }
@@ -149,31 +160,53 @@ inline bool tma_rows(const void* x, int row_bytes) {
   return row_bytes % 16 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
 }
 
-// The weight gradient (A transposed) with the SGD epilogue, K within one K tile (a batch of at most
-// 64), and every matrix TMA can take: dY (K x M) and X (K x N) as chapter 09's kernel reads them,
-// the masters (M x N fp32) and their fp16 copies.
+// The products the kernel is built for: the weight gradient (A transposed) through the SGD
+// epilogue or the plain store.
 template <Op kOpA, EpilogueKind kKind>
+constexpr bool kWeightUpdateBuilt = kOpA == Op::T &&
+                                    (kKind == EpilogueKind::kSgd || kKind == EpilogueKind::kStore);
+
+// Of those, the ones with K within one K tile (a batch of at most 64) and every matrix TMA can
+// take: dY (K x M) and X (K x N) as chapter 09's kernel reads them, and what the kernel writes, the
+// masters (M x N fp32) and their fp16 copies, or C.
+template <EpilogueKind kKind>
 bool weight_update_takes(const GemmProblem& p) {
-  return kOpA == Op::T && kKind == EpilogueKind::kSgd && p.k <= wgmma::kTileK &&
-         smem_tiling::vectorizable(p.a, p.m) && smem_tiling::vectorizable(p.b, p.n) &&
-         tma_rows(p.epilogue.master, p.n * int(sizeof(float))) &&
-         tma_rows(p.epilogue.out, p.n * int(sizeof(__half)));
+  if (p.k > wgmma::kTileK || !smem_tiling::vectorizable(p.a, p.m) ||
+      !smem_tiling::vectorizable(p.b, p.n)) {
+    return false;
+  }
+  if constexpr (kKind == EpilogueKind::kSgd) {
+    return tma_rows(p.epilogue.master, p.n * int(sizeof(float))) &&
+           tma_rows(p.epilogue.out, p.n * int(sizeof(__half)));
+  }
+  return tma_rows(p.c, p.n * int(sizeof(float)));
 }
 
-inline void launch_weight_update(const GemmProblem& p, cudaStream_t stream) {
-  [[maybe_unused]] static const bool opted_in =
-      allow_shared_memory(weight_update_kernel, kUpdateSmemBytes);
+// The fp32 matrix the kernel writes (and, for kSgd, reads) in boxes of 32 columns.
+inline CUtensorMap fp32_map(float* x, const GemmProblem& p, const char* what) {
+  return wgmma::encode_tensor_map(x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, int(sizeof(float)), p.n, p.m,
+                                  kMasterBoxCols, kUpdateTileRows,
+                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, what);
+}
+
+template <EpilogueKind kKind>
+void launch_weight_update(const GemmProblem& p, cudaStream_t stream) {
+  constexpr bool kUpdate = kKind == EpilogueKind::kSgd;
+  const auto kernel = weight_update_kernel<kKind>;
+  [[maybe_unused]] static const bool opted_in = allow_shared_memory(kernel, kUpdateSmemBytes);
   const wgmma::TensorMaps<UpdateTiles::A, UpdateTiles::B> operands(p);
-  const CUtensorMap master = wgmma::encode_tensor_map(
-      p.epilogue.master, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, int(sizeof(float)), p.n, p.m,
-      kMasterBoxCols, kUpdateTileRows, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "the master weights");
-  const CUtensorMap copy = wgmma::encode_tensor_map(
-      p.epilogue.out, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, int(sizeof(__half)), p.n, p.m, kCopyBoxCols,
-      kUpdateTileRows, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "the fp16 weights");
+  const CUtensorMap fp32 =
+      kUpdate ? fp32_map(p.epilogue.master, p, "the master weights") : fp32_map(p.c, p, "C");
+  const CUtensorMap copy =
+      kUpdate
+          ? wgmma::encode_tensor_map(p.epilogue.out, CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                                     int(sizeof(__half)), p.n, p.m, kCopyBoxCols, kUpdateTileRows,
+                                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "the fp16 weights")
+          : CUtensorMap{};
   const int blocks = (p.m + kUpdateTileRows - 1) / kUpdateTileRows *
                      ((p.n + kUpdateTileCols - 1) / kUpdateTileCols);
-  weight_update_kernel<<<blocks, wgmma::kWarpgroupThreads, kUpdateSmemBytes, stream>>>(
-      operands.a, operands.b, master, copy, p.n, p.epilogue.learning_rate);
+  kernel<<<blocks, wgmma::kWarpgroupThreads, kUpdateSmemBytes, stream>>>(
+      operands.a, operands.b, fp32, copy, p.n, p.epilogue.learning_rate);
 }
 
 }  // namespace mnist::swap_ab_split_k

@@ -25,9 +25,9 @@ struct ChapterKernels {
   // (chapters/09_swap_ab_split_k/dispatch.cuh: A not transposed, M <= 256, operands TMA can read)
   // and give every other product to chapter 08's rule (kChapter08).
   const char* whole_k = nullptr;
-  // Chapter 09 on: the kernel that takes the weight gradients with the SGD epilogue at a batch of
-  // at most 64 (weight_update_takes() in chapters/09_swap_ab_split_k/weight_update.cuh), before
-  // the rules above.
+  // Chapter 09 on: the kernel that takes the weight gradients through the SGD epilogue or the
+  // plain store at a batch of at most 64 (weight_update_takes() in
+  // chapters/09_swap_ab_split_k/weight_update.cuh), before the rules above.
   const char* weight_update = nullptr;
   // Chapter 10 on: the kernel that trains many steps in one launch (common/step_interface.cuh),
   // for the models and batches the chapter's rule takes; its GEMMs (the fields above) are those of

@@ -100,11 +100,11 @@ struct Shape {
 // of 64 or 128 all run at once: 200 x 136 x 64 and 72 x 120 x 256 (small enough for the mutants),
 // 1024 x 784 x 32 and 200 x 4168 x 200 (264 tiles) on tiles of 64, 1544 x 1000 x 136 on 208 of 128;
 // 200 x 8456 x 136 and 1024 x 4096 x 1 (small enough for the mutants) fit with neither and go to
-// chapter 08. Through the SGD epilogue, the weight gradients with K <= 64 go to chapter 09's weight
-// update instead (weight_update.cuh): 1024 x 784 x 32, 200 x 136 x 64 (one whole K tile),
-// 1024 x 4096 x 1, and 136 x 1000 x 17 (K odd, N 40 past a multiple of 64; rows of neither side a
-// multiple of the 64 x 64 tile); 200 x 136 x 72, 8 past one K tile, does not. All but
-// 1024 x 784 x 32 are small enough for the mutants.
+// chapter 08. Through the SGD epilogue or the plain store, the weight gradients with K <= 64 go to
+// chapter 09's weight update instead (weight_update.cuh): 1024 x 784 x 32, 200 x 136 x 64 (one
+// whole K tile), 1024 x 4096 x 1, and 136 x 1000 x 17 (K odd, N 40 past a multiple of 64; rows of
+// neither side a multiple of the 64 x 64 tile); 200 x 136 x 72, 8 past one K tile, does not. All
+// but 1024 x 784 x 32 are small enough for the mutants.
 const Shape kShapes[] = {
     {1, 1, 1},        {1, 1, 8},         {1, 10, 784},      {2, 3, 5},        {7, 13, 17},
     {17, 31, 29},     {31, 1, 64},       {3, 257, 10},      {100, 100, 10},   {10, 1024, 32},
@@ -475,7 +475,8 @@ struct DispatchFacts {
   EpilogueKind kind;
   size_t workspace_floats;  // GemmProblem's: 0 without a workspace
   bool operands_aligned;    // both 16-byte aligned, every stored row whole 16-byte pieces
-  bool epilogue_aligned;    // the same of the master weights and their fp16 copies (kSgd)
+  bool epilogue_aligned;    // the same of what chapter 09's weight update writes: the master
+                            // weights and their fp16 copies (kSgd), or C (kStore)
 };
 
 // chapters/02_smem_tiling's vectorizable(): what TMA and the 16-byte copies need.
@@ -491,9 +492,11 @@ bool rows_aligned(const void* x, size_t row_bytes) {
 DispatchFacts facts_of(const GemmProblem& p) {
   const bool aligned = operand_aligned(p.a, p.op_a == Op::N ? p.k : p.m) &&
                        operand_aligned(p.b, p.op_b == Op::N ? p.n : p.k);
-  const bool epilogue_aligned = p.epilogue.kind == EpilogueKind::kSgd &&
-                                rows_aligned(p.epilogue.master, p.n * sizeof(float)) &&
-                                rows_aligned(p.epilogue.out, p.n * sizeof(__half));
+  const bool epilogue_aligned =
+      p.epilogue.kind == EpilogueKind::kSgd
+          ? rows_aligned(p.epilogue.master, p.n * sizeof(float)) &&
+                rows_aligned(p.epilogue.out, p.n * sizeof(__half))
+          : p.epilogue.kind == EpilogueKind::kStore && rows_aligned(p.c, p.n * sizeof(float));
   return {{p.m, p.n, p.k}, p.op_a,          p.epilogue.kind, p.workspace ? p.workspace_floats : 0,
           aligned,         epilogue_aligned};
 }
@@ -613,10 +616,11 @@ SplitK swap_ab_split_k(const DispatchFacts& f, const Device& device) {
 std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const DispatchFacts& f,
                                 const Device& device) {
   const SplitK split = split_k(f, device);
-  // weight_update_takes(): the weight gradient through the SGD epilogue, K within one K tile of 64,
-  // every matrix aligned for TMA.
+  // weight_update_takes(): the weight gradient through the SGD epilogue or the plain store, K
+  // within one K tile of 64, every matrix aligned for TMA.
   constexpr int kWeightUpdateMaxK = 64;
-  if (chapter.weight_update && f.op_a == Op::T && f.kind == EpilogueKind::kSgd &&
+  const bool update_or_store = f.kind == EpilogueKind::kSgd || f.kind == EpilogueKind::kStore;
+  if (chapter.weight_update && f.op_a == Op::T && update_or_store &&
       f.shape.k <= kWeightUpdateMaxK && f.operands_aligned && f.epilogue_aligned) {
     return {{chapter.weight_update}};
   }
@@ -834,7 +838,7 @@ struct Misaligned {
 // And chapter 09's kernel, K split (in 4: it splits only from 32 K tiles of 64), with its
 // epilogue's buffers and its workspace one float off (the partial tiles move to the next 16-byte
 // boundary). And a weight gradient chapter 09's weight update would take (K = 40) but for its
-// master weights and fp16 copies, one element off: rows TMA cannot store. All five run under
+// master weights and fp16 copies, or C, one element off: rows TMA cannot store. All five run under
 // `small` too: the third is the smallest shape chapters 07 and 08 give to wgmma.
 const Misaligned kMisaligned[] = {{{40, 66, 1024}, 1, 1},
                                   {{130, 264, 72}, 1, 1},
