@@ -179,7 +179,7 @@ bool weight_update_takes(const GemmProblem& p) {
     return tma_rows(p.epilogue.master, p.n * int(sizeof(float))) &&
            tma_rows(p.epilogue.out, p.n * int(sizeof(__half)));
   }
-  return tma_rows(p.c, p.n * int(sizeof(float)));
+  return warp_specialized::stores_by_tma(p);  // C, as chapter 08 stores it
 }
 
 // The fp32 matrix the kernel writes (and, for kSgd, reads) in boxes of 32 columns.

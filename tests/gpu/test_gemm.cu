@@ -479,14 +479,14 @@ struct DispatchFacts {
                             // weights and their fp16 copies (kSgd), or C (kStore)
 };
 
-// chapters/02_smem_tiling's vectorizable(): what TMA and the 16-byte copies need.
-bool operand_aligned(const __half* x, int stored_row) {
-  return stored_row % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
-}
-
-// Rows of `row_bytes` that TMA can load and store.
+// Rows of `row_bytes` that TMA can load and store: 16-byte aligned, whole 16-byte pieces.
 bool rows_aligned(const void* x, size_t row_bytes) {
   return row_bytes % 16 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+}
+
+// chapters/02_smem_tiling's vectorizable(): what TMA and the 16-byte copies need of an operand.
+bool operand_aligned(const __half* x, int stored_row) {
+  return rows_aligned(x, size_t(stored_row) * sizeof(__half));
 }
 
 DispatchFacts facts_of(const GemmProblem& p) {
