@@ -1,12 +1,12 @@
 // Chapter 03: tensor cores, one warp-wide mma.sync at a time. A block still computes a 128 x 128
-// tile of C from the same fp16 tiles as chapter 02; now each warp computes a 64 x 32 piece of it.
+// tile of C from fp16 tiles like chapter 02's; now each warp computes a 64 x 32 piece of it.
 //
 // Chapter 02 did every multiply-add with an FFMA, one per thread per instruction. A tensor core
 // does a whole small matrix product per instruction: `mma.sync.aligned.m16n8k16` has the 32
 // threads of a warp multiply a 16 x 16 tile of A by a 16 x 8 tile of B (fp16 in, fp32 sums) and add
 // it to a 16 x 8 tile of C, 2048 multiply-adds at once. The work now splits into three levels of
 // tiles, named as in CUTLASS:
-//   block tile  128 x 128, stepping K by 32: staged through shared memory as in chapter 02;
+//   block tile  128 x 128, stepping K by 64: staged through shared memory as in chapter 02;
 //   warp tile    64 x  32: each of the 8 warps owns one, a 2 x 4 grid of warps;
 //   mma tile     16 x   8 x 16: the instruction's shape; a warp tile is 4 x 4 of them, so each
 //               warp keeps 16 accumulator tiles = 64 floats per thread in registers, as many as
@@ -25,7 +25,14 @@
 // warp issues 6 ldmatrix.x4 (4 for its A fragments, 2 for its B fragments) and 16 mma: each A
 // fragment serves 4 mma and each B fragment 4.
 //
-// The rest is chapter 02's (docs/02_smem_tiling.md): the same tiles, copied by the same load_tile,
+// Why these sizes: each K step still loads, waits at the barrier, then multiplies, so a block pays
+// the trip from memory once per K step whatever the step's depth. A K tile of 64 rather than
+// chapter 02's 32 pays it half as often for the same MMAs; the two tiles then take about 2 x 128
+// x 72 halves = 36 KB. Two blocks per SM, as in chapter 02, let one multiply while the other waits:
+// that caps the registers at 128 a thread, where the unrolled K step would otherwise take 160
+// (docs/03_mma_sync.md measures both).
+//
+// The rest is chapter 02's (docs/02_smem_tiling.md): the same padded tiles, the same load_tile,
 // the same barriers, the same guarded stores.
 #pragma once
 
@@ -52,7 +59,7 @@ constexpr bool kNeedsSm90a = false;
 
 constexpr int kBlockTileM = 128;  // rows of C per block
 constexpr int kBlockTileN = 128;  // columns of C per block
-constexpr int kBlockTileK = 32;   // depth of the tiles staged through shared memory at a time
+constexpr int kBlockTileK = 64;   // depth of the tiles staged through shared memory at a time
 constexpr int kWarpTileM = 64;    // rows of C per warp
 constexpr int kWarpTileN = 32;    // columns of C per warp
 constexpr int kWarpsM = kBlockTileM / kWarpTileM;  // 2
@@ -60,9 +67,10 @@ constexpr int kWarpsN = kBlockTileN / kWarpTileN;  // 4
 constexpr int kThreads = kWarpsM * kWarpsN * 32;   // 256 threads, 8 warps, per block
 constexpr int kMmaTilesM = kWarpTileM / kMmaM;     // 4 mma tiles down a warp tile
 constexpr int kMmaTilesN = kWarpTileN / kMmaN;     // 4 across
+constexpr int kBlocksPerSm = 2;                    // see "Why these sizes" above
 
 template <Op kOpA, Op kOpB>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     mma_sync_gemm_kernel(GemmProblem p, bool a_vectorized, bool b_vectorized) {
   using ATile = SmemTile<kBlockTileM, kBlockTileK, kOpA == Op::N>;
   using BTile = SmemTile<kBlockTileN, kBlockTileK, kOpB == Op::T>;

@@ -18,6 +18,11 @@
 // that, one that the thread issues and leaves: cp.async, wrapped in cp_async.cuh with the tile
 // copy built on it and the reasons for its qualifiers.
 //
+// Why the K step is back to chapter 02's 32: chapter 03 took 64, with a cap of 128 registers for
+// two blocks per SM, to pay its wait for memory half as often. Here the wait hides behind the
+// MMAs of kStages - 1 steps; 4 stages of 32 take 80 KB, two blocks fit, and the kernels need 124
+// to 128 registers without a cap. (3 stages of 64 under the cap: docs/04_cp_async.md.)
+//
 // The rest is chapter 03's (docs/03_mma_sync.md): the tiles, the warp tiles, the fragments and
 // the stores.
 #pragma once
