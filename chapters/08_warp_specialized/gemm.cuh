@@ -172,13 +172,18 @@ __device__ __forceinline__ void warpgroup_sync(int consumer) {
   }
 }
 
+// Byte `byte` of row `row` of a box of 128-byte rows, where the 128-byte swizzle of tma.cuh puts
+// it: 16-byte chunk j of row r at j ^ (r % 8).
+__device__ __forceinline__ int swizzled(int row, int byte) {
+  return row * kSwizzleBytes + ((byte / 16) ^ (row % 8)) * 16 + byte % 16;
+}
+
 // The consumer's 64 x 256 accumulators, whose first element is (row0, col0) of C, stored by TMA
 // through its two staging buffers at `staging`, 32 columns at a time. Each thread writes its
-// float pairs into the box with the 128-byte swizzle of tma.cuh (16-byte chunk j of row r at
-// j ^ (r % 8)), so that a warp's 8 rows fall in different banks; thread 0 of the warpgroup then
-// starts the box's store and goes on. Before a buffer is written again, the store that read it
-// kStoreBuffers boxes ago must have read it (bulk_wait_read). The last boxes of a tile are still
-// being stored while the consumer multiplies the next tile.
+// float pairs into the box swizzled, so that a warp's 8 rows fall in different banks; thread 0 of
+// the warpgroup then starts the box's store and goes on. Before a buffer is written again, the
+// store that read it kStoreBuffers boxes ago must have read it (bulk_wait_read). The last boxes of
+// a tile are still being stored while the consumer multiplies the next tile.
 __device__ __forceinline__ void store_accumulators(const CUtensorMap& map_c,
                                                    const float (&acc)[kAccumulators], int consumer,
                                                    uint32_t staging, int row0, int col0) {
@@ -197,7 +202,7 @@ __device__ __forceinline__ void store_accumulators(const CUtensorMap& map_c,
       for (int b = 0; b < kBlocksPerBox; ++b) {
         const int i = box * kBlocksPerBox + b;  // the 8-column block of the accumulators
         const int byte = (8 * b + lane % 4 * 2) * int(sizeof(float));  // within the box's row
-        const uint32_t at = buffer + r * kSwizzleBytes + ((byte / 16) ^ (r % 8)) * 16 + byte % 16;
+        const uint32_t at = buffer + swizzled(r, byte);
         asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(at), "f"(acc[4 * i + 2 * h]),
                      "f"(acc[4 * i + 2 * h + 1])
                      : "memory");

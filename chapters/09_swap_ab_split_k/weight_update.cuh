@@ -26,8 +26,8 @@
 //
 // Shared memory, from a 1024-byte boundary (each box is 8 swizzle atoms of 128-byte rows):
 //   [ dY^T tile 8 KB ][ X tile 8 KB ][ masters 2 x 8 KB ][ fp16 copies 8 KB ][ mbarrier ]
-// The masters and copies are swizzled as the operands are (tma.cuh): 16-byte chunk c of row r at
-// c ^ (r % 8), so a warp's 8 rows of one 8-column block land on different banks.
+// The masters and copies are swizzled as the operands are (tma.cuh), and addressed as chapter 08's
+// staging boxes are (swizzled), so a warp's 8 rows of one 8-column block land on different banks.
 //
 // The plain product, dW itself (kStore: what the benchmark times against cuBLAS; the trainer never
 // asks for it), is the same stream without the masters: the accumulators go into the masters'
@@ -49,13 +49,14 @@
 
 namespace mnist::swap_ab_split_k {
 
-constexpr int kUpdateTileRows = wgmma::kWgmmaM;  // rows of dW per block: the layer's outputs
-constexpr int kUpdateTileCols = 64;              // columns: the layer's inputs
-constexpr int kMasterBoxCols = wgmma::kSwizzleBytes / int(sizeof(float));  // 32 floats a row
-constexpr int kCopyBoxCols = wgmma::kSwizzleHalves;                        // 64 halves a row
-constexpr int kUpdateBoxBytes = kUpdateTileRows * wgmma::kSwizzleBytes;    // 8 KB
-constexpr int kMasterBoxes = kUpdateTileCols / kMasterBoxCols;             // 2
-constexpr int kCopyBoxes = kUpdateTileCols / kCopyBoxCols;                 // 1
+using warp_specialized::kStoreBoxColumns;  // 32 floats: a box row of the masters, as of C
+
+constexpr int kUpdateTileRows = wgmma::kWgmmaM;      // rows of dW per block: the layer's outputs
+constexpr int kUpdateTileCols = 64;                  // columns: the layer's inputs
+constexpr int kCopyBoxCols = wgmma::kSwizzleHalves;  // 64 halves a row
+constexpr int kUpdateBoxBytes = kUpdateTileRows * wgmma::kSwizzleBytes;  // 8 KB
+constexpr int kMasterBoxes = kUpdateTileCols / kStoreBoxColumns;         // 2
+constexpr int kCopyBoxes = kUpdateTileCols / kCopyBoxCols;               // 1
 
 // The operand tiles as chapter 07's ring lays out one stage: dY^T (A: T) then X (B: N), MN-major.
 using UpdateTiles = wgmma::Ring<kUpdateTileRows, kUpdateTileCols, Op::T, Op::N, 1, 1>;
@@ -64,11 +65,6 @@ constexpr int kCopiesAt = kMastersAt + kMasterBoxes * kUpdateBoxBytes;
 constexpr int kUpdateBarrierAt = kCopiesAt + kCopyBoxes * kUpdateBoxBytes;
 constexpr int kUpdateSmemBytes =
     wgmma::kSwizzleAtomBytes + kUpdateBarrierAt + int(sizeof(uint64_t));
-
-// Byte `byte` of row `row` of a box of 128-byte rows, as the 128-byte swizzle places it.
-__device__ __forceinline__ int swizzled(int row, int byte) {
-  return row * wgmma::kSwizzleBytes + ((byte / 16 ^ row % 8) * 16) + byte % 16;
-}
 
 // kKind: kSgd (map_master: the masters, map_copy: their fp16 copies) or kStore (map_master: C).
 template <EpilogueKind kKind>
@@ -80,6 +76,7 @@ __global__ void __launch_bounds__(wgmma::kWarpgroupThreads)
   constexpr bool kUpdate = kKind == EpilogueKind::kSgd;  // else the plain store of dW
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace wgmma;
+  using warp_specialized::swizzled;
   extern __shared__ __align__(16) uint8_t smem[];
   const uint32_t tiles = ring_start(smem);  // every box from a swizzle atom
   uint8_t* const tiles_pointer = smem + (tiles - shared_address(smem));
@@ -92,8 +89,8 @@ __global__ void __launch_bounds__(wgmma::kWarpgroupThreads)
     fence_proxy_async();
     mbarrier_arrive_expect_tx(barrier, kMastersAt + (kUpdate ? kMasterBoxes * kUpdateBoxBytes : 0));
     for (int box = 0; kUpdate && box < kMasterBoxes; ++box) {
-      tma_load(tiles + kMastersAt + box * kUpdateBoxBytes, map_master, col0 + box * kMasterBoxCols,
-               row0, barrier);
+      tma_load(tiles + kMastersAt + box * kUpdateBoxBytes, map_master,
+               col0 + box * kStoreBoxColumns, row0, barrier);
     }
     load_tile<UpdateTiles::A>(map_a, tiles, row0, 0, barrier);
     load_tile<UpdateTiles::B>(map_b, tiles + UpdateTiles::A::kBytes, col0, 0, barrier);
@@ -116,8 +113,8 @@ __global__ void __launch_bounds__(wgmma::kWarpgroupThreads)
     for (int i = 0; i < kUpdateTileCols / 8; ++i) {
       const int col = 8 * i + lane % 4 * 2;
       float2* const master = reinterpret_cast<float2*>(
-          tiles_pointer + kMastersAt + col / kMasterBoxCols * kUpdateBoxBytes +
-          swizzled(row, col % kMasterBoxCols * int(sizeof(float))));
+          tiles_pointer + kMastersAt + col / kStoreBoxColumns * kUpdateBoxBytes +
+          swizzled(row, col % kStoreBoxColumns * int(sizeof(float))));
       if constexpr (!kUpdate) {
         *master = make_float2(acc[4 * i + 2 * h], acc[4 * i + 2 * h + 1]);  // C's tile
         continue;
@@ -139,7 +136,7 @@ __global__ void __launch_bounds__(wgmma::kWarpgroupThreads)
   __syncthreads();
   if (threadIdx.x == 0) {  // chapter 08's TMA store, and its wait before the block ends
     for (int box = 0; box < kMasterBoxes; ++box) {
-      warp_specialized::tma_store(map_master, col0 + box * kMasterBoxCols, row0,
+      warp_specialized::tma_store(map_master, col0 + box * kStoreBoxColumns, row0,
                                   tiles + kMastersAt + box * kUpdateBoxBytes);
     }
     for (int box = 0; kUpdate && box < kCopyBoxes; ++box) {
@@ -182,11 +179,11 @@ bool weight_update_takes(const GemmProblem& p) {
   return warp_specialized::stores_by_tma(p);  // C, as chapter 08 stores it
 }
 
-// The fp32 matrix the kernel writes (and, for kSgd, reads) in boxes of 32 columns.
-inline CUtensorMap fp32_map(float* x, const GemmProblem& p, const char* what) {
-  return wgmma::encode_tensor_map(x, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, int(sizeof(float)), p.n, p.m,
-                                  kMasterBoxCols, kUpdateTileRows,
-                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, what);
+// The masters, loaded and stored in the boxes in which chapter 08 stores C (store_map).
+inline CUtensorMap master_map(const GemmProblem& p) {
+  return wgmma::encode_tensor_map(p.epilogue.master, CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+                                  int(sizeof(float)), p.n, p.m, kStoreBoxColumns, kUpdateTileRows,
+                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "the master weights");
 }
 
 template <EpilogueKind kKind>
@@ -195,8 +192,7 @@ void launch_weight_update(const GemmProblem& p, cudaStream_t stream) {
   const auto kernel = weight_update_kernel<kKind>;
   [[maybe_unused]] static const bool opted_in = allow_shared_memory(kernel, kUpdateSmemBytes);
   const wgmma::TensorMaps<UpdateTiles::A, UpdateTiles::B> operands(p);
-  const CUtensorMap fp32 =
-      kUpdate ? fp32_map(p.epilogue.master, p, "the master weights") : fp32_map(p.c, p, "C");
+  const CUtensorMap fp32 = kUpdate ? master_map(p) : warp_specialized::store_map(p);
   const CUtensorMap copy =
       kUpdate
           ? wgmma::encode_tensor_map(p.epilogue.out, CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
