@@ -29,10 +29,12 @@ constexpr int kMaxSplits = 16;         // most ranges K is cut into
 // most a split product may have. Split products have fewer tiles than the GPU has SMs.
 constexpr int kArrivalCounters = 1024;
 
-// Consumer warpgroups of a block, each 64 rows of C^T: two for the batch tile of 256, whose
-// operand tile is then read once for 128 weight rows (gemm.cuh, "The block"), one below it.
+// Consumer warpgroups of a block, each 64 rows of C^T: two for the batch tiles of 128 and 256,
+// whose operand tile is then read once for 128 weight rows (gemm.cuh, "The block"), one below.
+// The batch-256 products that take the tile of 128 (hidden 8192) took 0.76-0.88 of their time with
+// one consumer on the H100 (docs/results/session25, call 6).
 constexpr int consumers_for(int batch_tile) {
-  return batch_tile > 128 ? 2 : 1;
+  return batch_tile >= 128 ? 2 : 1;
 }
 
 constexpr int tile_rows_for(int batch_tile) {
@@ -66,8 +68,8 @@ constexpr int kNoBatchTile = 0;  // batch_tile_for's answer where chapter 08 tak
 // docs/results/session21/call1 and call2): where the tiles of 32 all run at once (hidden 2048 and
 // below) they took 0.75-0.95 of the time of the tiles of 64, and those 0.37-0.62 of the tile of
 // 256's; at 4096 x 4096 and 4096 x 784 the tiles of 64 (256 tiles) took 0.66 and 0.79 of 32's
-// (512) and 0.60 and 0.46 of 256's; at 8192 x 8192 and 8192 x 784 the tiles of 128 (256 tiles)
-// took 0.83-0.84 and 0.77 of 64's (512) and 0.90-0.97 and 0.58 of 256's.
+// (512) and 0.60 and 0.46 of 256's; at 8192 x 8192 and 8192 x 784 the tiles of 128 (256 tiles of
+// one consumer then) took 0.83-0.84 and 0.77 of 64's (512) and 0.90-0.97 and 0.58 of 256's.
 template <Op kOpA, class Resident>
 int batch_tile_for(const GemmProblem& p, Resident&& resident) {
   for (const int tile : kBatchTiles) {

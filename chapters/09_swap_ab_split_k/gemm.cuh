@@ -43,8 +43,9 @@
 // (ld.global.cg, since another SM wrote the data): an acquire.
 //
 // The block. Chapter 08's producer warpgroup and its two mbarriers per stage, with one consumer
-// warpgroup (64 rows of C^T) for batch tiles up to 128 and two, as in chapter 08, for 256: the
-// batch operand's tile is then 32 KB per K tile, and two consumers halve how often it is read. A
+// warpgroup (64 rows of C^T) for batch tiles of 32 and 64 and two, as in chapter 08, for 128 and
+// 256: the batch operand's tile is then 16 or 32 KB per K tile, and two consumers halve how often
+// it is read (consumers_for in dispatch.cuh has the measurement). A
 // block walks its (tile, split) units persistently, as chapter 08 walks tiles; with one consumer
 // two blocks share an SM. The ring is as deep as 192 KB of shared memory per SM allows, up to
 // kMaxStages: at batch 32 a K tile is 12 KB, of which 8 KB are weights read once from memory, and

@@ -58,14 +58,15 @@ inline std::string qualified_kernel_name(const char* mangled) {
 
 // The qualified names of the graph's kernel nodes, sorted: the tests ask which kernels ran, not in
 // which order (cudaGraphGetNodes promises none). With `with_arguments`, the same names with their
-// template arguments go there, sorted too.
+// template arguments and, after a space, the threads per block of the launch go there, sorted too:
+// "...::swap_ab_gemm_kernel<(mnist::Op)0, (mnist::Op)1, (mnist::EpilogueKind)0, 128> 384".
 inline std::vector<std::string> kernel_names(cudaGraph_t graph,
                                              std::vector<std::string>* with_arguments = nullptr) {
   size_t count = 0;
   CUDA_CHECK(cudaGraphGetNodes(graph, nullptr, &count));
   std::vector<cudaGraphNode_t> nodes(count);
   CUDA_CHECK(cudaGraphGetNodes(graph, nodes.data(), &count));
-  std::vector<std::string> full;
+  std::vector<std::string> names, full;
   for (cudaGraphNode_t node : nodes) {
     cudaGraphNodeType type;
     CUDA_CHECK(cudaGraphNodeGetType(node, &type));
@@ -74,12 +75,13 @@ inline std::vector<std::string> kernel_names(cudaGraph_t graph,
     CUDA_CHECK(cudaGraphKernelNodeGetParams(node, &params));
     const char* name = nullptr;
     CUDA_CHECK(cudaFuncGetName(&name, params.func));  // CUDA 12.3 and later
-    full.push_back(kernel_name_with_arguments(name));
+    const std::string with_template = kernel_name_with_arguments(name);
+    names.push_back(with_template.substr(0, with_template.find('<')));
+    const unsigned threads = params.blockDim.x * params.blockDim.y * params.blockDim.z;
+    full.push_back(with_template + " " + std::to_string(threads));
   }
-  std::sort(full.begin(), full.end());
-  std::vector<std::string> names;
-  for (const std::string& name : full) names.push_back(name.substr(0, name.find('<')));
   std::sort(names.begin(), names.end());
+  std::sort(full.begin(), full.end());
   if (with_arguments) *with_arguments = full;
   return names;
 }

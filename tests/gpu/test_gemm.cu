@@ -93,18 +93,20 @@ struct Shape {
 // blocks an H100 runs would take 3 splits); 200 x 4168 x 200 on 4 tiles of 64, 264 tiles, as many
 // as an H100 runs at once (those of 32, 462, are more), and 225 x 2056 x 8 on 8 tiles of 32, 264
 // again, the last with one row (small enough for the mutants); 250 x 8192 x 264 and 130 x 8200 x
-// 264 on 2 tiles of 128, the last with 2 rows; 200 x 8456 x 136 on one of 256 (133 tiles of 64 rows
-// by 2 of 128 are 266). With N past a multiple of 64 (784, 1000). N = 10 (the output layer's
-// forward product, 1 x 10 x 784, 32 x 10 x 1024, 250 x 10 x 128) comes to chapter 09's kernel. So
-// do its weight gradients (K <= 256, the batch: never split; no batch tile of 32) where their tiles
-// of 64 or 128 all run at once: 200 x 136 x 64 and 72 x 120 x 256 (small enough for the mutants),
-// 1024 x 784 x 32 and 200 x 4168 x 200 (264 tiles) on tiles of 64, 1544 x 1000 x 136 on 208 of 128;
-// 200 x 8456 x 136 and 1024 x 4096 x 1 (small enough for the mutants) fit with neither and go to
-// chapter 08. Through the SGD epilogue or the plain store, the weight gradients with K <= 64 go to
-// chapter 09's weight update instead (weight_update.cuh): 1024 x 784 x 32, 200 x 136 x 64 (one
-// whole K tile), 1024 x 4096 x 1, and 136 x 1000 x 17 (K odd, N 40 past a multiple of 64; rows of
-// neither side a multiple of the 64 x 64 tile); 200 x 136 x 72, 8 past one K tile, does not. All
-// but 1024 x 784 x 32 are small enough for the mutants.
+// 264 on 2 tiles of 128, the last with 2 rows, and 65 x 8449 x 8 on one (133 tiles of 64 rows by 2
+// of 64 are 266; small enough for the mutants, which then see the batch tile of 128's two
+// consumers); 200 x 8456 x 136 on one of 256 (133 tiles of 64 rows by 2 of 128 are 266). With N
+// past a multiple of 64 (784, 1000). N = 10 (the output layer's forward product, 1 x 10 x 784, 32 x
+// 10 x 1024, 250 x 10 x 128) comes to chapter 09's kernel. So do its weight gradients (K <= 256,
+// the batch: never split; no batch tile of 32) where their tiles of 64 or 128 all run at once: 200
+// x 136 x 64 and 72 x 120 x 256 (small enough for the mutants), 1024 x 784 x 32 and 200 x 4168 x
+// 200 (264 tiles) on tiles of 64, 1544 x 1000 x 136 on 208 of 128; 200 x 8456 x 136 and 1024 x 4096
+// x 1 (small enough for the mutants) fit with neither and go to chapter 08. Through the SGD
+// epilogue or the plain store, the weight gradients with K <= 64 go to chapter 09's weight update
+// instead (weight_update.cuh): 1024 x 784 x 32, 200 x 136 x 64 (one whole K tile), 1024 x 4096 x 1,
+// and 136 x 1000 x 17 (K odd, N 40 past a multiple of 64; rows of neither side a multiple of the 64
+// x 64 tile); 200 x 136 x 72, 8 past one K tile, does not. All but 1024 x 784 x 32 are small enough
+// for the mutants.
 const Shape kShapes[] = {
     {1, 1, 1},        {1, 1, 8},         {1, 10, 784},      {2, 3, 5},        {7, 13, 17},
     {17, 31, 29},     {31, 1, 64},       {3, 257, 10},      {100, 100, 10},   {10, 1024, 32},
@@ -114,9 +116,9 @@ const Shape kShapes[] = {
     {100, 784, 512},  {96, 2048, 1024},  {250, 1000, 784},  {32, 2048, 2048}, {250, 8192, 264},
     {130, 8200, 264}, {200, 136, 64},    {200, 4168, 200},  {200, 8456, 136}, {225, 2056, 8},
     {72, 120, 256},   {1544, 1000, 136}, {1024, 4096, 1},   {40, 48, 2056},   {32, 4232, 2048},
-    {136, 1000, 17},  {200, 136, 72},
+    {136, 1000, 17},  {200, 136, 72},    {65, 8449, 8},
 };
-constexpr double kSmallWork = 1 << 22;  // multiply-adds of the shapes the sanitizer runs
+constexpr double kSmallWork = 4.5e6;  // multiply-adds of the shapes the sanitizer runs
 bool is_small(const Shape& s) {
   return double(s.m) * s.n * s.k <= kSmallWork;
 }
@@ -537,9 +539,10 @@ std::vector<Path> by_split(SplitK split, const Path& whole, const Path& split_pa
 }
 
 // Chapter 09's batch tiles (chapters/09_swap_ab_split_k/dispatch.cuh), restated as the claim under
-// test: a batch tile of 256 has 128 rows per tile, one block per SM; the smaller ones 64 rows, two
-// blocks per SM. The weight gradients (A transposed) have no batch tile of 32, nor one of 256:
-// where none of theirs fits, chapter 08 takes the product (kSwapAbNone).
+// test: the batch tiles of 128 and 256 have two consumer warpgroups, 128 rows per tile and one
+// block per SM; the smaller ones one consumer, 64 rows, two blocks per SM. The weight gradients (A
+// transposed) have no batch tile of 32, nor one of 256: where none of theirs fits, chapter 08 takes
+// the product (kSwapAbNone).
 constexpr int kSwapAbBatchTiles[] = {32, 64, 128, 256};
 constexpr int kSwapAbNone = 0;
 int swap_ab_smallest_batch_tile(Op op_a) {
@@ -548,11 +551,14 @@ int swap_ab_smallest_batch_tile(Op op_a) {
 int swap_ab_largest_batch_tile(Op op_a) {
   return op_a == Op::N ? 256 : 128;
 }
+int swap_ab_consumers(int batch_tile) {
+  return batch_tile >= 128 ? 2 : 1;
+}
 int swap_ab_tile_rows(int batch_tile) {
-  return batch_tile == 256 ? 128 : 64;
+  return swap_ab_consumers(batch_tile) * 64;
 }
 int swap_ab_blocks_built_for(const Device& device, int batch_tile) {
-  return device.sms * (batch_tile == 256 ? 1 : 2);
+  return device.sms * (swap_ab_consumers(batch_tile) == 2 ? 1 : 2);
 }
 long swap_ab_tiles(const Shape& s, int batch_tile) {
   const int rows = swap_ab_tile_rows(batch_tile);
@@ -688,19 +694,26 @@ struct Launches {
 };
 
 // Chapter 09's kernels name their batch tile as their last template argument, e.g.
-// "...::swap_ab_gemm_kernel<(mnist::Op)0, (mnist::Op)1, (mnist::EpilogueKind)0, 64>": it must be
-// batch_tile_for()'s with the blocks per SM each batch tile is built for (two below 256, one at
-// 256: its launch bounds and a ring of at most 192 KB per SM), which an H100 runs. A GPU that ran
-// fewer would be a finding of its own.
+// "...::swap_ab_gemm_kernel<(mnist::Op)0, (mnist::Op)1, (mnist::EpilogueKind)0, 64> 256": it must
+// be batch_tile_for()'s with the blocks per SM each batch tile is built for (two below 128, one
+// from 128: its launch bounds and a ring of at most 192 KB per SM), which an H100 runs. A GPU that
+// ran fewer would be a finding of its own. The number after it, the threads of each block, is the
+// producer warpgroup and the batch tile's consumers.
 void check_batch_tile(const std::string& what, const DispatchFacts& f,
                       const std::vector<std::string>& with_arguments, const Device& device) {
   const int expected = swap_ab_batch_tile(
       f.shape, f.op_a, [&](int tile) { return swap_ab_blocks_built_for(device, tile); });
   for (const std::string& name : with_arguments) {
     if (name.find("::swap_ab_split_k::swap_ab_") == std::string::npos) continue;
-    const int tile = std::atoi(name.c_str() + name.rfind(' ') + 1);
+    const size_t close = name.rfind('>');
+    const int tile = std::atoi(name.c_str() + name.rfind(' ', close) + 1);
+    const int threads = std::atoi(name.c_str() + close + 1);
     CHECK_MSG(tile == expected,
               format("%s: batch tile %d; expected %d", what.c_str(), tile, expected));
+    const int expected_threads = 128 * (1 + swap_ab_consumers(tile));
+    CHECK_MSG(threads == expected_threads,
+              format("%s: %d threads a block with batch tile %d; expected %d", what.c_str(),
+                     threads, tile, expected_threads));
   }
 }
 
