@@ -41,6 +41,24 @@ def find_cuobjdump():
     return found
 
 
+def read_sass(binary):
+    """(machine code, None) as `cuobjdump -sass` prints it, or (None, exit status) after printing why
+    there is none to check: 77 (SKIP) without cuobjdump or without sm_90a machine code, 1 where
+    cuobjdump fails. Shared with check_tma_stores.py."""
+    cuobjdump = find_cuobjdump()
+    if not cuobjdump:
+        print("SKIP: no cuobjdump (the CUDA toolkit's bin/) to read the machine code with")
+        return None, 77
+    dump = subprocess.run([cuobjdump, "-sass", binary], capture_output=True, text=True)
+    if dump.returncode != 0:
+        print(f"error: cuobjdump -sass {binary}: {dump.stderr.strip()}")
+        return None, 1
+    if "arch = sm_90a" not in dump.stdout:
+        print(f"SKIP: {binary} has no sm_90a machine code (a portable build carries PTX)")
+        return None, 77
+    return dump.stdout, None
+
+
 def functions(sass):
     """(name, [instruction text]) for every function of the dump."""
     name, body = None, []
@@ -77,19 +95,11 @@ def main():
     parser.add_argument("binary")
     parser.add_argument("--kernel", action="append", default=[])
     args = parser.parse_args()
-    cuobjdump = find_cuobjdump()
-    if not cuobjdump:
-        print("SKIP: no cuobjdump (the CUDA toolkit's bin/) to read the machine code with")
-        return 77
-    dump = subprocess.run([cuobjdump, "-sass", args.binary], capture_output=True, text=True)
-    if dump.returncode != 0:
-        print(f"error: cuobjdump -sass {args.binary}: {dump.stderr.strip()}")
-        return 1
-    if "arch = sm_90a" not in dump.stdout:
-        print(f"SKIP: {args.binary} has no sm_90a machine code (a portable build carries PTX)")
-        return 77
+    sass, status = read_sass(args.binary)
+    if sass is None:
+        return status
     failures, checked, seen = 0, 0, {kernel: 0 for kernel in args.kernel}
-    for name, body in functions(dump.stdout):
+    for name, body in functions(sass):
         adds = sum(1 for text in body if ATOMIC_ADD.match(text))
         for kernel in seen:
             if kernel in name:

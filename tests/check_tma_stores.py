@@ -25,11 +25,10 @@ none. Exit 77 (SKIP) without cuobjdump or without sm_90a machine code; 1 with on
 import argparse
 import os
 import re
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_fences import find_cuobjdump, functions  # noqa: E402
+from check_fences import functions, read_sass  # noqa: E402
 
 SHARED_STORE = re.compile(r"^STS\b")
 PROXY_FENCE = re.compile(r"^FENCE\.VIEW\.ASYNC\.S\b")
@@ -69,19 +68,11 @@ def main():
     parser.add_argument("--kernel", action="append", default=[])
     args = parser.parse_args()
     kernels = args.kernel or ["weight_update_kernel"]
-    cuobjdump = find_cuobjdump()
-    if not cuobjdump:
-        print("SKIP: no cuobjdump (the CUDA toolkit's bin/) to read the machine code with")
-        return 77
-    dump = subprocess.run([cuobjdump, "-sass", args.binary], capture_output=True, text=True)
-    if dump.returncode != 0:
-        print(f"error: cuobjdump -sass {args.binary}: {dump.stderr.strip()}")
-        return 1
-    if "arch = sm_90a" not in dump.stdout:
-        print(f"SKIP: {args.binary} has no sm_90a machine code (a portable build carries PTX)")
-        return 77
+    sass, status = read_sass(args.binary)
+    if sass is None:
+        return status
     failures, checked, seen = 0, 0, {kernel: 0 for kernel in kernels}
-    for name, body in functions(dump.stdout):
+    for name, body in functions(sass):
         named = [kernel for kernel in seen if kernel in name]
         if not named:
             continue
