@@ -42,9 +42,9 @@ def find_cuobjdump():
 
 
 def read_sass(binary):
-    """(machine code, None) as `cuobjdump -sass` prints it, or (None, exit status) after printing why
-    there is none to check: 77 (SKIP) without cuobjdump or without sm_90a machine code, 1 where
-    cuobjdump fails. Shared with check_tma_stores.py."""
+    """(machine code, None) as `cuobjdump -sass` prints it, or (None, exit status) after printing
+    why there is none to check: 77 (SKIP) without cuobjdump or without sm_90a machine code, 1
+    where cuobjdump fails. Shared with check_tma_stores.py."""
     cuobjdump = find_cuobjdump()
     if not cuobjdump:
         print("SKIP: no cuobjdump (the CUDA toolkit's bin/) to read the machine code with")
