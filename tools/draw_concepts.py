@@ -37,7 +37,8 @@ CONSTANTS = {
     "ch02_block_tile_m": ("chapters/02_smem_tiling/gemm.cuh", "kBlockTileM"),
     "ch02_block_tile_n": ("chapters/02_smem_tiling/gemm.cuh", "kBlockTileN"),
     "ch02_block_tile_k": ("chapters/02_smem_tiling/gemm.cuh", "kBlockTileK"),
-    "ch02_thread_tile": ("chapters/02_smem_tiling/gemm.cuh", "kThreadTile"),
+    "ch02_thread_tile_m": ("chapters/02_smem_tiling/gemm.cuh", "kThreadTileM"),
+    "ch02_thread_tile_n": ("chapters/02_smem_tiling/gemm.cuh", "kThreadTileN"),
     "ch02_threads_m": ("chapters/02_smem_tiling/gemm.cuh", "kThreadsM"),
     "ch02_threads_n": ("chapters/02_smem_tiling/gemm.cuh", "kThreadsN"),
     "ch02_threads": ("chapters/02_smem_tiling/gemm.cuh", "kThreads"),
@@ -363,17 +364,17 @@ def concept_01(k, figures):
 
 def concept_02(k, figures):
     tile_m, tile_n, tile_k = k["ch02_block_tile_m"], k["ch02_block_tile_n"], k["ch02_block_tile_k"]
-    per_thread = k["ch02_thread_tile"]
+    tm, tn = k["ch02_thread_tile_m"], k["ch02_thread_tile_n"]  # rows and columns per thread
     threads_m, threads_n = k["ch02_threads_m"], k["ch02_threads_n"]
-    e = 2.4  # pixels per element
-    k_tiles, current = 4, 1  # K tiles drawn; the one in shared memory now
+    e = 2.0  # pixels per element
+    k_tiles, current = 3, 1  # K tiles drawn; the one in shared memory now
     ax0, top = 60, 96
     cx, cy = ax0 + k_tiles * tile_k * e + 34, top + k_tiles * tile_k * e + 60
     cw, ch = tile_n * e, tile_m * e
-    canvas = Canvas(1400, int(cy + ch + 40),
+    canvas = Canvas(1400, int(cy + ch + 70),
                     "Chapter 02: a block tile through shared memory, a register tile per thread")
     ty, tx = 5, 10  # the thread drawn
-    rows0, cols0 = ty * per_thread, tx * per_thread  # its rows and columns (MN-major operands)
+    rows0, cols0 = ty * tm, tx * tn  # its rows and columns (MN-major operands)
 
     # The block's rows of A and columns of B in global memory, K tile by K tile.
     for t in range(k_tiles):
@@ -399,22 +400,22 @@ def concept_02(k, figures):
                        f"memory: each element comes from global memory once per block."),
     ], width=30, size=11)
     # The thread's rows of the A tile and columns of the B tile.
-    canvas.rect(ax0 + current * tile_k * e, cy + rows0 * e, tile_k * e, per_thread * e,
+    canvas.rect(ax0 + current * tile_k * e, cy + rows0 * e, tile_k * e, tm * e,
                 face=A_COLOR, edge=A_COLOR)
-    canvas.rect(cx + cols0 * e, top + current * tile_k * e, per_thread * e, tile_k * e,
+    canvas.rect(cx + cols0 * e, top + current * tile_k * e, tn * e, tile_k * e,
                 face=B_COLOR, edge=B_COLOR)
 
-    # The block tile of C: 16 x 16 threads, each 8 x 8.
+    # The block tile of C: threads_m x threads_n threads, each tm x tn.
     canvas.rect(cx, cy, cw, ch, face=tint(C_COLOR, 0.1), edge=C_COLOR, lw=1.5)
-    canvas.grid(cx, cy, threads_n, threads_m, per_thread * e, per_thread * e,
+    canvas.grid(cx, cy, threads_n, threads_m, tn * e, tm * e,
                 color=tint(C_COLOR, 0.5), lw=0.5)
-    canvas.rect(cx + cols0 * e, cy + rows0 * e, per_thread * e, per_thread * e, face=C_COLOR,
+    canvas.rect(cx + cols0 * e, cy + rows0 * e, tn * e, tm * e, face=C_COLOR,
                 edge="black", lw=1.5, zorder=3)
     canvas.text(cx + cw / 2, cy - 14, f"block tile of C, {tile_m} x {tile_n}", size=12,
                 ha="center", color=C_COLOR, weight="bold")
-    canvas.text(cx + cw / 2, cy + ch + 16, f"{threads_m} x {threads_n} threads, {per_thread} x "
-                f"{per_thread} each", size=11, ha="center")
-    canvas.text(cx + (cols0 + per_thread) * e + 6, cy + (rows0 + per_thread / 2) * e,
+    canvas.text(cx + cw / 2, cy + ch + 16, f"{threads_m} x {threads_n} threads, {tm} x "
+                f"{tn} each", size=11, ha="center")
+    canvas.text(cx + (cols0 + tn) * e + 6, cy + (rows0 + tm / 2) * e,
                 f"thread ({ty}, {tx})", size=11, weight="bold",
                 bbox=dict(facecolor="white", edgecolor="none", pad=1))
 
@@ -424,50 +425,50 @@ def concept_02(k, figures):
         (f"Thread ({ty}, {tx}), for each k of the tile:", ""),
         ("", "an outer product in registers"),
     ], width=60, size=12, gap=0)
-    cell = 22
+    cell = 14
     ox, oy = right + 100, 160
-    for i in range(per_thread):
+    for i in range(tm):
         canvas.rect(ox - cell - 10, oy + i * cell, cell, cell, face=tint(A_COLOR, 0.5),
                     edge=A_COLOR)
-        canvas.rect(ox + i * cell, oy - cell - 10, cell, cell, face=tint(B_COLOR, 0.5),
+    for j in range(tn):
+        canvas.rect(ox + j * cell, oy - cell - 10, cell, cell, face=tint(B_COLOR, 0.5),
                     edge=B_COLOR)
-    canvas.rect(ox, oy, per_thread * cell, per_thread * cell, face=tint(C_COLOR, 0.55),
-                edge="black")
-    canvas.grid(ox, oy, per_thread, per_thread, cell, cell, color="white", lw=1)
-    canvas.text(ox - cell - 18, oy + per_thread * cell / 2, f"{per_thread} values\nof A",
-                size=11, ha="right", color=A_COLOR)
-    canvas.text(ox + per_thread * cell + 14, oy - cell / 2 - 10, f"{per_thread} values of B",
-                size=11, color=B_COLOR)
-    canvas.text(ox + per_thread * cell + 14, oy + per_thread * cell / 2,
-                f"acc[{per_thread}][{per_thread}] += a x b:\n{per_thread * per_thread} "
-                f"multiply-adds from\n{2 * per_thread} values read from\nshared memory", size=11)
+    canvas.rect(ox, oy, tn * cell, tm * cell, face=tint(C_COLOR, 0.55), edge="black")
+    canvas.grid(ox, oy, tn, tm, cell, cell, color="white", lw=1)
+    canvas.text(ox - cell - 18, oy + tm * cell / 2, f"{tm} values\nof A", size=11, ha="right",
+                color=A_COLOR)
+    canvas.text(ox + tn * cell + 14, oy - cell / 2 - 10, f"{tn} values of B", size=11,
+                color=B_COLOR)
+    canvas.text(ox + tn * cell + 14, oy + tm * cell / 2,
+                f"acc[{tm}][{tn}] += a x b:\n{tm * tn} multiply-adds from\n{tm + tn} values "
+                f"read from\nshared memory", size=11)
 
     # Which rows a thread owns depends on the layout of the operands in shared memory.
     mini = 1.25
-    my = oy + per_thread * cell + 80
-    canvas.text(right, my - 30, f"Which {per_thread} x {per_thread}: it depends on the operands' "
+    my = oy + tm * cell + 80
+    canvas.text(right, my - 30, f"Which {tm} x {tn}: it depends on the operands' "
                 "layout", size=12, weight="bold")
     for panel, k_major in enumerate([False, True]):
         mx = right + panel * 270
         canvas.rect(mx, my, tile_n * mini, tile_m * mini, face=tint(C_COLOR, 0.1), edge=C_COLOR)
-        for i in range(per_thread):
-            for j in range(per_thread):
+        for i in range(tm):
+            for j in range(tn):
                 r = ty + i * threads_m if k_major else rows0 + i
                 c = tx + j * threads_n if k_major else cols0 + j
                 canvas.rect(mx + c * mini - 1.5, my + r * mini - 1.5, 4, 4, face="black",
                             edge="black", lw=0.3, zorder=3)
         caption = (f"K-major (forward pass): rows {ty}, {ty + threads_m}, ..., "
-                   f"{ty + (per_thread - 1) * threads_m}, {threads_m} apart; columns likewise"
+                   f"{ty + (tm - 1) * threads_m}, {threads_m} apart; columns {threads_n} apart"
                    if k_major else
                    f"MN-major (weight gradient), as drawn left: rows {rows0}-"
-                   f"{rows0 + per_thread - 1}, columns {cols0}-{cols0 + per_thread - 1}")
+                   f"{rows0 + tm - 1}, columns {cols0}-{cols0 + tn - 1}")
         notes(canvas, mx, my + tile_m * mini + 20, [("", caption)], width=30, size=11)
     # SmemTile (smem_tile.cuh): rows of the stored layout, each padded by kPad halves.
     pad = k["ch02_pad"]
     k_major_kib = (tile_m * (tile_k + pad) + tile_n * (tile_k + pad)) * 2 / 1024
     mn_major_kib = (tile_k * (tile_m + pad) + tile_k * (tile_n + pad)) * 2 / 1024
     notes(canvas, right, my + tile_m * mini + 110, [
-        ("", f"{k['ch02_threads']} threads x {per_thread * per_thread} accumulators = the "
+        ("", f"{k['ch02_threads']} threads x {tm * tn} accumulators = the "
              f"{tile_m} x {tile_n} tile. Shared memory: {k_major_kib:g} KiB for two K-major "
              f"tiles ({tile_m} rows of {tile_k} + {pad} padding halves), {mn_major_kib:g} KiB "
              f"for two MN-major ones ({tile_k} rows of {tile_m} + {pad}). Per K step: copy, "

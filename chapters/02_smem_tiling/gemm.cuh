@@ -1,49 +1,56 @@
-// Chapter 02: shared-memory tiling. A block computes a 128 x 128 tile of C, each thread an 8 x 8
+// Chapter 02: shared-memory tiling. A block computes a 128 x 128 tile of C, each thread a 16 x 8
 // piece of it.
 //
 // In chapter 01 every thread read a whole row of op(A) and a whole column of op(B) by itself: 2
 // loads from memory (or cache) for every fused multiply-add. But the threads that share a row of C
 // all need that same row of A, and those that share a column the same column of B. Here the block
-// cooperates instead. It walks K in steps of kBlockTileK = 32, and at each step
-//   1. all 256 threads together copy a 128 x 32 tile of op(A) and a 32 x 128 tile of op(B) from
+// cooperates instead. It walks K in steps of kBlockTileK = 64, and at each step
+//   1. all 128 threads together copy a 128 x 64 tile of op(A) and a 64 x 128 tile of op(B) from
 //      global memory into shared memory (fast on-chip memory that every thread of the block sees),
 //      each element read from global memory once, 16 bytes per thread per load, neighbouring
 //      threads at neighbouring addresses so that the loads coalesce (load_tile in smem_tile.cuh);
-//   2. every thread multiplies out of shared memory: for each k it takes the 8 values of A in its
-//      8 rows and the 8 values of B in its 8 columns into registers and does 8 x 8 = 64
+//   2. every thread multiplies out of shared memory: for each k it takes the 16 values of A in its
+//      16 rows and the 8 values of B in its 8 columns into registers and does 16 x 8 = 128
 //      multiply-adds with them, an "outer product".
 // Reuse happens twice. Through shared memory, each element fetched from global memory serves the
-// 16 threads of a block row or column. Through registers, each value read from shared memory serves
-// 8 multiply-adds. That ratio, arithmetic per byte moved, is the arithmetic intensity; raising it
-// is what every later chapter keeps doing, with bigger tiles at every level.
+// 8 threads of a block row or the 16 of a block column. Through registers, each value read from
+// shared memory serves 8 or 16 multiply-adds. That ratio, arithmetic per byte moved, is the
+// arithmetic intensity; raising it is what every later chapter keeps doing, with bigger tiles at
+// every level.
 //
-//            block tile of C, 128 x 128             thread (ty, tx), ty, tx in 0..15, owns rows
-//   +----+----+----+ ... +----+                     (A K-major)  ty, ty + 16, ..., ty + 112
-//   |    |    |    |     |    |  16 x 16 threads,   (A MN-major) 8 ty, 8 ty + 1, ..., 8 ty + 7
-//   +----+----+----+ ... +----+  each 8 x 8 of C    and columns likewise with tx and B's layout
+//            block tile of C, 128 x 128             thread (ty, tx), ty in 0..7, tx in 0..15, owns
+//   +----+----+----+ ... +----+                     rows (A K-major)  ty, ty + 8, ..., ty + 120
+//   |    |    |    |     |    |  8 x 16 threads,         (A MN-major) 16 ty, 16 ty + 1, ..., + 15
+//   |    |    |    |     |    |  each 16 x 8 of C   and columns (B K-major)  tx, tx + 16, ..., +
+//   112
+//   +----+----+----+ ... +----+                             (B MN-major) 8 tx, 8 tx + 1, ..., + 7
 //
 // Layouts as template parameters. The tiles stay in fp16, stored as the operands are in global
 // memory (smem_tile.cuh), and the layout of each operand is a template parameter, so that each of
 // the trainer's three products gets its own kernel with its own reading pattern. A thread reads
 // its operands from shared memory kKPerRead = 4 values of K at a time, in either layout:
 //   K-major tile ([mn][k]):  one 8-byte read gives 4 values of K of one of its rows (or columns),
-//                            so it owns rows 16 apart: the 16 threads of a half-warp then read 16
-//                            consecutive rows, 80 bytes apart;
+//                            so it owns rows 8 (columns 16) apart: the threads that read at once
+//                            read neighbouring rows, 144 bytes apart;
 //   MN-major tile ([k][mn]): one 16-byte read gives 8 neighbouring rows (columns) at one k, so it
-//                            owns 8 neighbouring ones: a half-warp reads 256 contiguous bytes.
-// Either way a thread reads 8 x 8 bytes of A and of B for 4 values of k, 4 x 64 multiply-adds,
-// and converts each half to float once per use: 16 conversions per 64 FMAs, the price of keeping
-// the tiles in the format that chapter 03's tensor cores read.
+//                            owns runs of 8 neighbouring ones: a half-warp reads 256 contiguous
+//                            bytes.
+// Either way a thread reads 16 + 8 halves per value of k, for 128 multiply-adds, and converts each
+// half to float once per use: 24 conversions per 128 FMAs, the price of keeping the tiles in the
+// format that chapter 03's tensor cores read.
 //
-// Why these sizes: 8 x 8 per thread holds 64 accumulators, and 256 such threads make a 128 x 128
-// block tile; the two fp16 tiles then take 2 x 128 x 40 halves = 20 KB of shared memory. Two
-// blocks share an SM, 16 warps, so that one block multiplies while the other waits at its barrier
-// for its tiles: that needs at most 128 registers per thread (65536 per SM), which is why a thread
-// holds only 4 values of K of its operands at a time (8 would take 64 registers, and the compiler
-// then needs about 170 in all) and why the loop over one block tile's K is not unrolled (unrolled,
-// the compiler hoists the next reads and needs more). Elements outside the matrices (the tiles at
-// the right and bottom edges, or past the end of K) are loaded as zeros, which add nothing to the
-// sums, and the stores to C are guarded: any M, N, K works.
+// Why these sizes: the multiply-adds are not the only instructions a thread issues, and the others
+// (conversions, shared-memory reads, the loop) share the same issue slots. A 16 x 8 piece spends
+// 24 conversions on 128 FMAs where an 8 x 8 one spends 16 on 64, and its 128 accumulators and 24
+// values of k fit in the 255 registers a thread can have. Two blocks of 128 threads then fill an
+// SM's 65536 registers: while one block waits at its barrier for its next tiles, the other
+// multiplies. A K step of 64 rather than 32 pays that wait half as often for the same
+// multiply-adds; the two fp16 tiles take 2 x 128 x 72 halves = 36 KB of shared memory. The loop
+// over one block tile's K is not unrolled: unrolled, the compiler hoists the next reads, runs out
+// of the 255 registers and spills. docs/02_smem_tiling.md measures these choices against an 8 x 8
+// piece per thread. Elements outside the matrices (the tiles at the right and bottom edges, or past
+// the end of K) are loaded as zeros, which add nothing to the sums, and the stores to C are
+// guarded: any M, N, K works.
 #pragma once
 
 #include <cstdint>
@@ -64,47 +71,62 @@ constexpr bool kNeedsSm90a = false;
 
 constexpr int kBlockTileM = 128;  // rows of C per block
 constexpr int kBlockTileN = 128;  // columns of C per block
-constexpr int kBlockTileK = 32;   // depth of the tiles staged through shared memory at a time
-constexpr int kThreadTile = 8;    // rows and columns of C per thread: one 16-byte MN-major read
+constexpr int kBlockTileK = 64;   // depth of the tiles staged through shared memory at a time
+constexpr int kThreadTileM = 16;  // rows of C per thread: two 16-byte MN-major reads
+constexpr int kThreadTileN = 8;   // columns of C per thread: one 16-byte MN-major read
 constexpr int kKPerRead = 4;      // values of K per K-major read (8 bytes) and per multiply step
-constexpr int kThreadsM = kBlockTileM / kThreadTile;  // 16: thread / kThreadsN
-constexpr int kThreadsN = kBlockTileN / kThreadTile;  // 16: thread % kThreadsN
-constexpr int kThreads = kThreadsM * kThreadsN;       // 256 threads per block
-constexpr int kBlocksPerSm = 2;                       // see "Why these sizes" above
-constexpr int kWords = kThreadTile * kKPerRead / 2;   // 32-bit words of an operand per step
-static_assert(kThreadTile == kVector && kBlockTileK % kKPerRead == 0, "see above");
+constexpr int kThreadsM = kBlockTileM / kThreadTileM;  // 8: thread / kThreadsN
+constexpr int kThreadsN = kBlockTileN / kThreadTileN;  // 16: thread % kThreadsN
+constexpr int kThreads = kThreadsM * kThreadsN;        // 128 threads per block
+constexpr int kBlocksPerSm = 2;                        // see "Why these sizes" above
+static_assert(kThreadTileM % kVector == 0 && kThreadTileN % kVector == 0 &&
+                  kBlockTileK % kKPerRead == 0,
+              "see above");
 
-// Row (or column) i of a thread's 8 within the block tile; t is the thread's coordinate along M
-// (or N), 0..15. See the top of the file.
-template <bool kKMajor, int kThreadsAlong>
+// An operand's piece of the thread's tile for kKPerRead values of K: kThreadTile rows (columns) x
+// kKPerRead halves, as 32-bit words of two halves each.
+template <int kThreadTile>
+using Words = uint32_t[kThreadTile * kKPerRead / 2];
+
+// Row (or column) i of a thread's kThreadTile within the block tile; t is the thread's coordinate
+// along M (or N). See the top of the file.
+template <bool kKMajor, int kThreadTile, int kThreadsAlong>
 __device__ __forceinline__ int owned(int t, int i) {
   return kKMajor ? t + i * kThreadsAlong : t * kThreadTile + i;
 }
 
-// The thread's 8 x kKPerRead halves of a tile for k in [k0, k0 + kKPerRead), as 32-bit words
-// (two halves each): K-major, row (column) i's values of k from word i * kKPerRead / 2; MN-major,
-// the 8 rows' values at k0 + kk from word 4 kk.
-template <class Tile, int kThreadsAlong>
+// The thread's kThreadTile x kKPerRead halves of a tile for k in [k0, k0 + kKPerRead): K-major,
+// row (column) i's values of k from word i * kKPerRead / 2; MN-major, the rows' values at k0 + kk
+// from word kk * kThreadTile / 2, one 16-byte read per run of 8 rows.
+template <class Tile, int kThreadTile, int kThreadsAlong>
 __device__ __forceinline__ void read_operand(const __half* tile, int t, int k0,
-                                             uint32_t (&words)[kWords]) {
+                                             Words<kThreadTile>& words) {
+  if (Tile::kKMajor) {
 #pragma unroll
-  for (int r = 0; r < (Tile::kKMajor ? kThreadTile : kKPerRead); ++r) {
-    if (Tile::kKMajor) {
-      const int offset = owned<true, kThreadsAlong>(t, r) * Tile::kStride + k0;
+    for (int r = 0; r < kThreadTile; ++r) {
+      const int offset = owned<true, kThreadTile, kThreadsAlong>(t, r) * Tile::kStride + k0;
       const uint2 v = *reinterpret_cast<const uint2*>(tile + offset);
       words[2 * r] = v.x, words[2 * r + 1] = v.y;
-    } else {
-      const int offset = (k0 + r) * Tile::kStride + owned<false, kThreadsAlong>(t, 0);
-      const uint4 v = *reinterpret_cast<const uint4*>(tile + offset);
-      words[4 * r] = v.x, words[4 * r + 1] = v.y, words[4 * r + 2] = v.z, words[4 * r + 3] = v.w;
+    }
+  } else {
+#pragma unroll
+    for (int kk = 0; kk < kKPerRead; ++kk) {
+#pragma unroll
+      for (int run = 0; run < kThreadTile; run += kVector) {
+        const int offset =
+            (k0 + kk) * Tile::kStride + owned<false, kThreadTile, kThreadsAlong>(t, run);
+        const uint4 v = *reinterpret_cast<const uint4*>(tile + offset);
+        const int w = (kk * kThreadTile + run) / 2;
+        words[w] = v.x, words[w + 1] = v.y, words[w + 2] = v.z, words[w + 3] = v.w;
+      }
     }
   }
 }
 
 // Row (column) i's value at k0 + kk among read_operand's words, as a float. With the loops
 // unrolled every index is a constant, so this is one register and one conversion.
-template <bool kKMajor>
-__device__ __forceinline__ float value(const uint32_t (&words)[kWords], int i, int kk) {
+template <bool kKMajor, int kThreadTile>
+__device__ __forceinline__ float value(const Words<kThreadTile>& words, int i, int kk) {
   const int e = kKMajor ? i * kKPerRead + kk : kk * kThreadTile + i;  // which half
   return __half2float(
       __ushort_as_half(static_cast<unsigned short>(words[e / 2] >> (16 * (e % 2)))));
@@ -121,7 +143,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   const int ty = threadIdx.x / kThreadsN, tx = threadIdx.x % kThreadsN;
   const int block_row = blockIdx.y * kBlockTileM, block_col = blockIdx.x * kBlockTileN;
 
-  float acc[kThreadTile][kThreadTile] = {};
+  float acc[kThreadTileM][kThreadTileN] = {};
   for (int k0 = 0; k0 < p.k; k0 += kBlockTileK) {
     load_tile<ATile, kThreads>(p.a, p.m, p.k, block_row, k0, a_vectorized, a_tile);
     load_tile<BTile, kThreads>(p.b, p.n, p.k, block_col, k0, b_vectorized, b_tile);
@@ -129,20 +151,23 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 
 #pragma unroll 1  // see "Why these sizes" above
     for (int k = 0; k < kBlockTileK; k += kKPerRead) {
-      uint32_t a[kWords], b[kWords];
-      read_operand<ATile, kThreadsM>(a_tile, ty, k, a);
-      read_operand<BTile, kThreadsN>(b_tile, tx, k, b);
+      Words<kThreadTileM> a;
+      Words<kThreadTileN> b;
+      read_operand<ATile, kThreadTileM, kThreadsM>(a_tile, ty, k, a);
+      read_operand<BTile, kThreadTileN, kThreadsN>(b_tile, tx, k, b);
 #pragma unroll
       for (int kk = 0; kk < kKPerRead; ++kk) {
-        float a_k[kThreadTile], b_k[kThreadTile];
+        float a_k[kThreadTileM], b_k[kThreadTileN];
 #pragma unroll
-        for (int i = 0; i < kThreadTile; ++i) a_k[i] = value<ATile::kKMajor>(a, i, kk);
+        for (int i = 0; i < kThreadTileM; ++i)
+          a_k[i] = value<ATile::kKMajor, kThreadTileM>(a, i, kk);
 #pragma unroll
-        for (int j = 0; j < kThreadTile; ++j) b_k[j] = value<BTile::kKMajor>(b, j, kk);
+        for (int j = 0; j < kThreadTileN; ++j)
+          b_k[j] = value<BTile::kKMajor, kThreadTileN>(b, j, kk);
 #pragma unroll
-        for (int i = 0; i < kThreadTile; ++i) {
+        for (int i = 0; i < kThreadTileM; ++i) {
 #pragma unroll
-          for (int j = 0; j < kThreadTile; ++j) acc[i][j] = fmaf(a_k[i], b_k[j], acc[i][j]);
+          for (int j = 0; j < kThreadTileN; ++j) acc[i][j] = fmaf(a_k[i], b_k[j], acc[i][j]);
         }
       }
     }
@@ -150,11 +175,11 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   }
 
 #pragma unroll
-  for (int i = 0; i < kThreadTile; ++i) {
-    const int row = block_row + owned<ATile::kKMajor, kThreadsM>(ty, i);
+  for (int i = 0; i < kThreadTileM; ++i) {
+    const int row = block_row + owned<ATile::kKMajor, kThreadTileM, kThreadsM>(ty, i);
 #pragma unroll
-    for (int j = 0; j < kThreadTile; ++j) {
-      const int col = block_col + owned<BTile::kKMajor, kThreadsN>(tx, j);
+    for (int j = 0; j < kThreadTileN; ++j) {
+      const int col = block_col + owned<BTile::kKMajor, kThreadTileN, kThreadsN>(tx, j);
       if (row < p.m && col < p.n) p.c[static_cast<size_t>(row) * p.n + col] = acc[i][j];
     }
   }

@@ -25,11 +25,10 @@
 // warp issues 6 ldmatrix.x4 (4 for its A fragments, 2 for its B fragments) and 16 mma: each A
 // fragment serves 4 mma and each B fragment 4.
 //
-// Why these sizes: each K step still loads, waits at the barrier, then multiplies, so a block pays
-// the trip from memory once per K step whatever the step's depth. A K tile of 64 rather than
-// chapter 02's 32 pays it half as often for the same MMAs; the two tiles then take about 2 x 128
-// x 72 halves = 36 KB. Two blocks per SM, as in chapter 02, let one multiply while the other waits:
-// that caps the registers at 128 a thread, where the unrolled K step would otherwise take 160
+// Why these sizes: each K step still loads, waits at the barrier, then multiplies, as in chapter
+// 02, with the same K tile of 64 and so the same 2 x 128 x 72 halves = 36 KB of tiles. Two blocks
+// per SM, as in chapter 02, let one multiply while the other waits: with 256 threads a block that
+// caps the registers at 128 a thread, where the unrolled K step would otherwise take 160
 // (docs/03_mma_sync.md measures both).
 //
 // The rest is chapter 02's (docs/02_smem_tiling.md): the same padded tiles, the same load_tile,
