@@ -18,12 +18,11 @@
 // arithmetic intensity; raising it is what every later chapter keeps doing, with bigger tiles at
 // every level.
 //
-//            block tile of C, 128 x 128             thread (ty, tx), ty in 0..7, tx in 0..15, owns
-//   +----+----+----+ ... +----+                     rows (A K-major)  ty, ty + 8, ..., ty + 120
-//   |    |    |    |     |    |  8 x 16 threads,         (A MN-major) 16 ty, 16 ty + 1, ..., + 15
-//   |    |    |    |     |    |  each 16 x 8 of C   and columns (B K-major)  tx, tx + 16, ..., +
-//   112
-//   +----+----+----+ ... +----+                             (B MN-major) 8 tx, 8 tx + 1, ..., + 7
+//            block tile of C, 128 x 128            thread (ty, tx), ty in 0..7, tx in 0..15:
+//   +----+----+----+ ... +----+                    rows    A K-major   ty, ty + 8, ..., ty + 120
+//   |    |    |    |     |    |  8 x 16 threads,           A MN-major  16 ty, ..., 16 ty + 15
+//   |    |    |    |     |    |  each 16 x 8 of C  columns B K-major   tx, tx + 16, ..., tx + 112
+//   +----+----+----+ ... +----+                            B MN-major  8 tx, ..., 8 tx + 7
 //
 // Layouts as template parameters. The tiles stay in fp16, stored as the operands are in global
 // memory (smem_tile.cuh), and the layout of each operand is a template parameter, so that each of
