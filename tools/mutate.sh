@@ -59,8 +59,8 @@ PY
   [ $built -eq 1 ] || { cat "$result"; return 1; }
 }
 
-# run_built NAME TARGET: runs the mutant's test binary (TOOL:TARGET under compute-sanitizer's TOOL,
-# in the GEMM test's sanitize mode; fences:TARGET through tests/check_fences.py, tma_stores:TARGET
+# run_built NAME TARGET: runs the mutant's test binary (whole:TARGET on every shape; TOOL:TARGET
+# under compute-sanitizer's TOOL, in the GEMM test's sanitize mode; fences:TARGET through tests/check_fences.py, tma_stores:TARGET
 # through tests/check_tma_stores.py) and writes one line to $work/NAME.result: "caught ...",
 # "MISSED ..." or "error: ...". A TARGET train_CHAPTER is the chapter's trainer, run as
 # tools/sanitize.sh runs it (3 steps at batch 96, hidden 64): for a race in a kernel that only the
@@ -76,7 +76,9 @@ run_built() {
                    --no-eval --out-dir "$work/$name.runs") ;;
     *) args=("$seed" small) ;;
   esac
-  if [ "$tool" = fences ]; then  # the machine code read for a fence before each atomic add
+  if [ "$tool" = whole ]; then  # the GEMM test on every shape, not only the small ones
+    args=("$seed")
+  elif [ "$tool" = fences ]; then  # the machine code read for a fence before each atomic add
     runner=(python3 "$root/tests/check_fences.py")
     args=()
   elif [ "$tool" = tma_stores ]; then  # ... for the fence, barrier and wait of each TMA store

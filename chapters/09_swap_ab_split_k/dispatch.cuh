@@ -18,30 +18,39 @@ using wgmma::kTileK;
 using wgmma::kWgmmaM;
 
 // The batch tiles the kernel is compiled for, each one wgmma's N (256 is wgmma's largest): a
-// product takes one of them, and as many batch tiles as M needs (batch_tile_for below); TMA fills
+// product takes one of them, and as many batch tiles as M needs (block_tile_for below); TMA fills
 // the rows past M with zeros.
 constexpr int kBatchTiles[] = {32, 64, 128, 256};
 constexpr int kMaxBatch = 256;
 constexpr int kMinKTilesToSplit = 32;  // K tiles of 64 a product needs before K is split
 constexpr int kMinKTilesPerSplit = 8;  // K tiles of 64 each split walks at least
 constexpr int kMaxSplits = 16;         // most ranges K is cut into
-// Arrival counters, one per 64 rows of a tile (the part of a tile one warpgroup computes): the
-// most a split product may have. Split products have fewer tiles than the GPU has SMs.
+// Arrival counters, one per consumer warpgroup of a tile (the part of a tile one warpgroup
+// computes): the most a split product may have. Split products have fewer tiles than the GPU has
+// SMs.
 constexpr int kArrivalCounters = 1024;
 
-// Consumer warpgroups of a block, each 64 rows of C^T: two for the batch tiles of 128 and 256,
-// whose operand tile is then read once for 128 weight rows (gemm.cuh, "The block"), one below.
+// Consumer warpgroups of a block: two for the batch tiles of 128 and 256, whose operand tile is
+// then read once for 128 weight rows (gemm.cuh, "The block"), one below.
 // The batch-256 products that take the tile of 128 (hidden 8192) took 0.76-0.88 of their time with
 // one consumer on the H100 (docs/results/session25, call 6).
 constexpr int consumers_for(int batch_tile) {
   return batch_tile >= 128 ? 2 : 1;
 }
 
-constexpr int tile_rows_for(int batch_tile) {
-  return consumers_for(batch_tile) * kWgmmaM;
-}
+// A block's tile of C^T: `rows` weight rows by `batch` columns, a batch tile. Its consumers take
+// 64 of the rows each (rows = consumers x 64), or, in a tile of 64 rows with two consumers, half
+// of the batch columns each: the weight rows are then read once for both (gemm.cuh, "The block").
+struct BlockTile {
+  int rows, batch;
+};
 
-// The batch tiles of M rows, and the tiles of C^T: rows of tile_rows weights by batch tiles.
+constexpr BlockTile rows_split_tile(int batch_tile) {
+  return {consumers_for(batch_tile) * kWgmmaM, batch_tile};
+}
+constexpr BlockTile kColumnsSplitTile = {kWgmmaM, 128};
+
+// The batch tiles of M rows, and the tiles of C^T: tile_rows weight rows by a batch tile.
 __host__ __device__ inline int batch_tiles_of(int m, int batch_tile) {
   return (m + batch_tile - 1) / batch_tile;
 }
@@ -49,34 +58,49 @@ __host__ __device__ inline int batch_tiles_of(int m, int batch_tile) {
 __host__ __device__ inline int tiles_of(const GemmProblem& p, int tile_rows, int batch_tile) {
   return (p.n + tile_rows - 1) / tile_rows * batch_tiles_of(p.m, batch_tile);
 }
+inline int tiles_of(const GemmProblem& p, BlockTile tile) {
+  return tiles_of(p, tile.rows, tile.batch);
+}
 
 // The batch operand, op(A)^T, is K-major where A is not transposed and MN-major where it is (the
 // weight gradients), and an MN-major tile is TMA boxes 64 columns wide (07_wgmma/tma.cuh): the
 // batch tile of 32 exists only for the first. The weight gradients take the kernel only where
-// their tiles with a batch tile of at most 128 all run at once (batch_tile_for below).
+// their tiles with a batch tile of at most 128 all run at once (block_tile_for below).
 template <Op kOpA>
 constexpr int kSmallestBatchTile = kOpA == Op::N ? 32 : 64;
 template <Op kOpA>
 constexpr int kLargestBatchTile = kOpA == Op::N ? 256 : 128;
-constexpr int kNoBatchTile = 0;  // batch_tile_for's answer where chapter 08 takes the product
+constexpr BlockTile kNoBlockTile = {0, 0};  // block_tile_for's answer where chapter 08 takes it
 
-// The batch tile: the smallest whose tiles of C^T the GPU runs all at once, one block each
-// (resident(batch_tile) blocks, before K is split), and at most the smallest that holds M. A
-// smaller batch tile makes more tiles, each reading its weight rows again (from L2) but for fewer
-// batch columns, and a product that fills the GPU with tiles needs fewer splits, or none. Every
-// batch-256 product of the trainer with each batch tile forced, on the H100 (CUDA-graph medians,
-// docs/results/session21/call1 and call2): where the tiles of 32 all run at once (hidden 2048 and
-// below) they took 0.75-0.95 of the time of the tiles of 64, and those 0.37-0.62 of the tile of
-// 256's; at 4096 x 4096 and 4096 x 784 the tiles of 64 (256 tiles) took 0.66 and 0.79 of 32's
-// (512) and 0.60 and 0.46 of 256's; at 8192 x 8192 and 8192 x 784 the tiles of 128 (256 tiles of
-// one consumer then) took 0.83-0.84 and 0.77 of 64's (512) and 0.90-0.97 and 0.58 of 256's.
+// The block tile. First its batch tile: the smallest whose tiles of C^T the GPU runs all at once,
+// one block each (resident(tile) blocks, before K is split), and at most the smallest that holds
+// M. A smaller batch tile makes more tiles, each reading its weight rows again (from L2) but for
+// fewer batch columns, and a product that fills the GPU with tiles needs fewer splits, or none.
+// Every batch-256 product of the trainer with each batch tile forced, on the H100 (CUDA-graph
+// medians, docs/results/session21/call1 and call2): where the tiles of 32 all run at once (hidden
+// 2048 and below) they took 0.75-0.95 of the time of the tiles of 64, and those 0.37-0.62 of the
+// tile of 256's; at 4096 x 4096 and 4096 x 784 the tiles of 64 (256 tiles) took 0.66 and 0.79 of
+// 32's (512) and 0.60 and 0.46 of 256's; at 8192 x 8192 and 8192 x 784 the tiles of 128 (256 tiles
+// of one consumer then) took 0.83-0.84 and 0.77 of 64's (512) and 0.90-0.97 and 0.58 of 256's.
+//
+// Then, for the forward and backward-data products, one exchange: where the batch tile of 64 wins
+// with M past one batch tile, two of its blocks share each SM, each reading 64 weight rows and 64
+// batch rows per K tile. One block of 64 weight rows by 128 batch columns, whose two consumers take
+// 64 columns each, reads 64 weight rows and 128 batch rows for the same outputs, a quarter less
+// from L2, where its tiles, half as many, run all at once too. At batch 256, hidden 4096 the
+// forward and backward-data products took 0.81-0.86 of their time on it (docs/results/session26,
+// call 8). Not for the weight gradients, on which the exchange was not measured on its own.
 template <Op kOpA, class Resident>
-int batch_tile_for(const GemmProblem& p, Resident&& resident) {
-  for (const int tile : kBatchTiles) {
-    if (tile < kSmallestBatchTile<kOpA> || tile > kLargestBatchTile<kOpA>) continue;
-    if (p.m <= tile || tiles_of(p, tile_rows_for(tile), tile) <= resident(tile)) return tile;
+BlockTile block_tile_for(const GemmProblem& p, Resident&& resident) {
+  for (const int batch_tile : kBatchTiles) {
+    if (batch_tile < kSmallestBatchTile<kOpA> || batch_tile > kLargestBatchTile<kOpA>) continue;
+    const BlockTile tile = rows_split_tile(batch_tile);
+    if (p.m > batch_tile && tiles_of(p, tile) > resident(tile)) continue;
+    const bool share_weight_rows = kOpA == Op::N && batch_tile == 64 && p.m > batch_tile &&
+                                   tiles_of(p, kColumnsSplitTile) <= resident(kColumnsSplitTile);
+    return share_weight_rows ? kColumnsSplitTile : tile;
   }
-  return kOpA == Op::N ? kMaxBatch : kNoBatchTile;
+  return kOpA == Op::N ? rows_split_tile(kMaxBatch) : kNoBlockTile;
 }
 
 // (1) The product has a batch-sized dimension of at most kMaxBatch: M where A is not transposed
@@ -86,7 +110,7 @@ int batch_tile_for(const GemmProblem& p, Resident&& resident) {
 // zeros, and the epilogue skips them. The GPU is an H100 with sm_90a code: gemm() runs the chapter
 // nowhere else (kNeedsSm90a, common/gpu_requirements.hpp).
 //
-// A weight gradient then runs here only where batch_tile_for finds it a batch tile of 64 or 128
+// A weight gradient then runs here only where block_tile_for finds it a batch tile of 64 or 128
 // (the swapped problem's M is the layer's outputs, up to 8192: C^T's columns, like the batch's).
 // Every trainer weight gradient, timed on the H100 with the batch tile forced (CUDA-graph medians,
 // docs/results/session22/call1): where their tiles of 64 or 128 all run at once this kernel took
@@ -110,18 +134,26 @@ bool swap_ab_takes(const GemmProblem& p) {
          smem_tiling::vectorizable(p.b, kOpB == Op::N ? p.n : p.k);
 }
 
-// Calls f(std::integral_constant<int, batch_tile>{}) for a batch tile known only at run time, one
-// of batch_tile_for<kOpA>'s.
+// Calls f(std::integral_constant<int, rows>{}, std::integral_constant<int, batch>{}) for a block
+// tile known only at run time, one of block_tile_for<kOpA>'s.
 template <Op kOpA, class F>
-void with_batch_tile(int batch_tile, F&& f) {
+void with_block_tile(BlockTile tile, F&& f) {
+  using std::integral_constant;
   if constexpr (kSmallestBatchTile<kOpA> == 32) {
-    if (batch_tile == 32) return f(std::integral_constant<int, 32>{});
+    if (tile.batch == 32) return f(integral_constant<int, kWgmmaM>{}, integral_constant<int, 32>{});
   }
   if constexpr (kLargestBatchTile<kOpA> == 256) {
-    if (batch_tile == 256) return f(std::integral_constant<int, 256>{});
+    if (tile.batch == 256) {
+      return f(integral_constant<int, 2 * kWgmmaM>{}, integral_constant<int, 256>{});
+    }
   }
-  if (batch_tile == 64) return f(std::integral_constant<int, 64>{});
-  return f(std::integral_constant<int, 128>{});
+  if constexpr (kOpA == Op::N) {
+    if (tile.batch == 128 && tile.rows == kWgmmaM) {
+      return f(integral_constant<int, kWgmmaM>{}, integral_constant<int, 128>{});
+    }
+  }
+  if (tile.batch == 64) return f(integral_constant<int, kWgmmaM>{}, integral_constant<int, 64>{});
+  return f(integral_constant<int, 2 * kWgmmaM>{}, integral_constant<int, 128>{});
 }
 
 // How K is cut: `splits` ranges of k_tiles_per_split K tiles of 64 (the last may be shorter). Split
@@ -148,11 +180,11 @@ struct SplitPlan {
 // bytes one split reads, or that one block would take longer for the sum than the others for their
 // share of K. Each split then gets ceil(k_tiles / splits) tiles and splits is recomputed, so that
 // no split is left empty.
-inline SplitPlan plan_split(const GemmProblem& p, int tile_rows, int batch_tile, int sms) {
+inline SplitPlan plan_split(const GemmProblem& p, BlockTile tile, int sms) {
   const int k_tiles = (p.k + kTileK - 1) / kTileK;
-  const int tiles = tiles_of(p, tile_rows, batch_tile);
-  const size_t partial_floats = size_t(tile_rows) * batch_tile;  // one split's partial tile
-  const size_t stage_bytes = size_t(tile_rows + batch_tile) * kTileK * sizeof(__half);
+  const int tiles = tiles_of(p, tile);
+  const size_t partial_floats = size_t(tile.rows) * tile.batch;  // one split's partial tile
+  const size_t stage_bytes = size_t(tile.rows + tile.batch) * kTileK * sizeof(__half);
   float* const partials =
       reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(p.workspace) + 15) & ~uintptr_t(15));
   const size_t skipped = size_t(partials - p.workspace);
@@ -167,7 +199,7 @@ inline SplitPlan plan_split(const GemmProblem& p, int tile_rows, int batch_tile,
   };
   while (splits > 1 && !sum_fits(splits)) --splits;
   if (splits <= 1 || k_tiles < kMinKTilesToSplit ||
-      tiles * (tile_rows / kWgmmaM) > kArrivalCounters) {
+      tiles * consumers_for(tile.batch) > kArrivalCounters) {
     return {1, k_tiles, nullptr};
   }
   const int k_tiles_per_split = (k_tiles + splits - 1) / splits;

@@ -45,11 +45,26 @@
 // The block. Chapter 08's producer warpgroup and its two mbarriers per stage, with one consumer
 // warpgroup (64 rows of C^T) for batch tiles of 32 and 64 and two, as in chapter 08, for 128 and
 // 256: the batch operand's tile is then 16 or 32 KB per K tile, and two consumers halve how often
-// it is read (consumers_for in dispatch.cuh has the measurement). A
-// block walks its (tile, split) units persistently, as chapter 08 walks tiles; with one consumer
-// two blocks share an SM. The ring is as deep as 192 KB of shared memory per SM allows, up to
-// kMaxStages: at batch 32 a K tile is 12 KB, of which 8 KB are weights read once from memory, and
-// 8 stages keep up to 84 KB of weights in flight per block.
+// it is read (consumers_for in dispatch.cuh has the measurement). A block walks its (tile, split)
+// units persistently, as chapter 08 walks tiles; with one consumer two blocks share an SM. The
+// ring is as deep as 192 KB of shared memory per SM allows, up to kMaxStages: at batch 32 a K tile
+// is 12 KB, of which 8 KB are weights read once from memory, and 8 stages keep up to 84 KB of
+// weights in flight per block.
+//
+// Two consumers can share a tile two ways. Split by weight rows (as in chapter 08), each reads its
+// own 64 rows of the weight tile and all of the batch tile; split by batch columns, in a tile of
+// 64 weight rows by 128 batch columns, each reads the whole weight tile and its own 64 columns:
+//
+//   rows split, 128 x 128          columns split, 64 x 128
+//          batch tile                     batch tile
+//        +------------+               +------+------+
+//   64   | consumer 0 |          64   |  c0  |  c1  |   c0: columns 0-63, c1: columns 64-127,
+//   64   | consumer 1 |               +------+------+       both on the same 64 weight rows
+//        +------------+
+//
+// The second replaces two blocks of 64 x 64 on one SM (the batch tile of 64, one consumer each):
+// per K tile the SM reads 64 weight rows and 128 batch rows from L2 instead of 128 and 128
+// (block_tile_for in dispatch.cuh says where, and what it measured).
 //
 // When: swap_ab_takes() in dispatch.cuh (M <= 256 with A not transposed; K <= 256 with A
 // transposed, the weight gradients, where a batch tile of 64 or 128 fits; both operands readable
@@ -107,16 +122,21 @@ inline GemmProblem swapped(const GemmProblem& p) {
   return t;
 }
 
-// The block for a batch tile of kBatchTile columns of C^T (wgmma's N).
-template <Op kOpA, Op kOpB, int kBatchTileOf>
+// The block for a tile of kTileRows weight rows by kBatchTile columns of C^T (wgmma's N).
+template <Op kOpA, Op kOpB, int kTileRowsOf, int kBatchTileOf>
 struct Block {
+  static constexpr int kTileRows = kTileRowsOf;
   static constexpr int kBatchTile = kBatchTileOf;
-  static constexpr int kConsumers = consumers_for(kBatchTile);           // consumer warpgroups
-  static constexpr int kTileRows = tile_rows_for(kBatchTile);            // rows of C^T per tile
-  static constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;  // the producer first
+  static constexpr int kConsumers = consumers_for(kBatchTile);                // consumer warpgroups
+  static constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;       // the producer first
   static constexpr int kConsumerWarps = kConsumers * kWarpgroupThreads / 32;  // empty a stage
   static constexpr int kBlocksPerSm = kConsumers == 1 ? 2 : 1;
-  static constexpr int kAccumulators = kWgmmaM * kBatchTile / kWarpgroupThreads;  // per thread
+  // Each consumer's part of the tile: 64 of its rows, or, in a tile of 64 rows, its share of the
+  // batch columns.
+  static constexpr bool kConsumersSplitBatch = kTileRows < kConsumers * kWgmmaM;
+  static constexpr int kConsumerColumns = kBatchTile / (kConsumersSplitBatch ? kConsumers : 1);
+  static_assert(kTileRows == kWgmmaM || kTileRows == kConsumers * kWgmmaM, "64 rows a consumer");
+  static constexpr int kAccumulators = kWgmmaM * kConsumerColumns / kWarpgroupThreads;  // a thread
   static constexpr int kStageBytes = (kTileRows + kBatchTile) * kTileK * int(sizeof(__half));
   static constexpr int kStages = std::min(kMaxStages, kRingBytesPerSm / kBlocksPerSm / kStageBytes);
   // Stages of the A tile (op(B)^T: kTileRows rows) then the B tile (op(A)^T: the batch), and two
@@ -125,8 +145,8 @@ struct Block {
   static_assert(Ring::kStageBytes == kStageBytes, "the stage is the two tiles");
 };
 
-// One arrival counter per 64 rows of a tile of C^T (each consumer warpgroup's part): zero when the
-// module loads, and zero again when a launch ends (see the top of the file).
+// One arrival counter per consumer warpgroup of a tile of C^T: zero when the module loads, and zero
+// again when a launch ends (see the top of the file).
 __device__ unsigned int tile_arrivals[kArrivalCounters];
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -270,14 +290,21 @@ __device__ __forceinline__ void finish_transposed(const GemmProblem& p, const fl
   }
 }
 
-// A consumer warpgroup: rows [consumer * 64, consumer * 64 + 64) of every (tile, split) unit of
-// this block; with kSplitK, the splits' sum before the epilogue.
+// A consumer warpgroup: its part of every (tile, split) unit of this block, rows [consumer * 64,
+// consumer * 64 + 64) or, where the consumers split the batch, columns [consumer *
+// kConsumerColumns, (consumer + 1) * kConsumerColumns); with kSplitK, the splits' sum before the
+// epilogue. The second consumer's part starts 8 KiB into its tile, past 64 rows (or 64 batch
+// columns) of a 64-deep K tile, in either layout (wgmma.cuh, Ring::kWarpgroupRowsBytes).
 template <class Block, EpilogueKind kKind, bool kSplitK>
 __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, const SplitPlan& plan,
                                         uint32_t ring, uint32_t full, uint32_t empty,
                                         int* arrived_last) {
   using Ring = typename Block::Ring;
   const int lane = threadIdx.x % 32;
+  const int row_part = Block::kConsumersSplitBatch ? 0 : consumer;
+  const int column_part = Block::kConsumersSplitBatch ? consumer : 0;
+  const uint32_t a_offset = row_part * Ring::kWarpgroupRowsBytes;
+  const uint32_t b_offset = Ring::A::kBytes + column_part * Ring::kWarpgroupRowsBytes;
   float acc[Block::kAccumulators] = {};  // never reaches a wgmma uninitialised
   int stage = 0;
   uint32_t phase = 0;
@@ -287,8 +314,8 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, cons
     for (int t = u.k_begin; t < u.k_end; ++t) {
       mbarrier_wait(full + stage * sizeof(uint64_t), phase);  // its bytes have landed
       const uint32_t a = ring + stage * Ring::kStageBytes;    // the stage: A tile, then B tile
-      multiply_k_tile<typename Ring::A, typename Ring::B>(
-          acc, a + consumer * Ring::kWarpgroupRowsBytes, a + Ring::A::kBytes, t > u.k_begin);
+      multiply_k_tile<typename Ring::A, typename Ring::B>(acc, a + a_offset, a + b_offset,
+                                                          t > u.k_begin);
       wgmma_wait<1>();  // K tile t - 1's wgmmas are done: its stage goes back to the producer
       if (t > u.k_begin && lane == 0) mbarrier_arrive(empty + previous * sizeof(uint64_t));
       previous = stage;
@@ -303,7 +330,8 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, cons
         continue;
       }
     }
-    finish_transposed<kKind>(p, acc, u.row0 + consumer * kWgmmaM, u.batch0);
+    finish_transposed<kKind>(p, acc, u.row0 + row_part * kWgmmaM,
+                             u.batch0 + column_part * Block::kConsumerColumns);
   }
 }
 
@@ -311,11 +339,11 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, cons
 
 // The kernel body: the two kernels below differ only in kSplitK, and have names of their own so
 // that a profile, or a test, tells which one ran.
-template <Op kOpA, Op kOpB, EpilogueKind kKind, int kBatchTile, bool kSplitK>
+template <Op kOpA, Op kOpB, EpilogueKind kKind, int kTileRows, int kBatchTile, bool kSplitK>
 __device__ __forceinline__ void swap_ab_gemm(const CUtensorMap& map_a, const CUtensorMap& map_b,
                                              const GemmProblem& p, const SplitPlan& plan) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using B = Block<kOpA, kOpB, kBatchTile>;
+  using B = Block<kOpA, kOpB, kTileRows, kBatchTile>;
   using Ring = typename B::Ring;
   extern __shared__ __align__(16) uint8_t smem[];
   __shared__ int arrived_last[B::kConsumers];
@@ -350,47 +378,48 @@ __device__ __forceinline__ void swap_ab_gemm(const CUtensorMap& map_a, const CUt
 }
 
 // K whole: every block walks all of K for its tiles and finishes them.
-template <Op kOpA, Op kOpB, EpilogueKind kKind, int kBatchTile>
-__global__ void __launch_bounds__(Block<kOpA, kOpB, kBatchTile>::kThreads,
-                                  Block<kOpA, kOpB, kBatchTile>::kBlocksPerSm)
+template <Op kOpA, Op kOpB, EpilogueKind kKind, int kTileRows, int kBatchTile>
+__global__ void __launch_bounds__(Block<kOpA, kOpB, kTileRows, kBatchTile>::kThreads,
+                                  Block<kOpA, kOpB, kTileRows, kBatchTile>::kBlocksPerSm)
     swap_ab_gemm_kernel(const __grid_constant__ CUtensorMap map_a,
                         const __grid_constant__ CUtensorMap map_b,
                         const __grid_constant__ GemmProblem p, const SplitPlan plan) {
-  swap_ab_gemm<kOpA, kOpB, kKind, kBatchTile, false>(map_a, map_b, p, plan);
+  swap_ab_gemm<kOpA, kOpB, kKind, kTileRows, kBatchTile, false>(map_a, map_b, p, plan);
 }
 
 // K split: the last split of each tile to arrive adds them up and finishes the tile.
-template <Op kOpA, Op kOpB, EpilogueKind kKind, int kBatchTile>
-__global__ void __launch_bounds__(Block<kOpA, kOpB, kBatchTile>::kThreads,
-                                  Block<kOpA, kOpB, kBatchTile>::kBlocksPerSm)
+template <Op kOpA, Op kOpB, EpilogueKind kKind, int kTileRows, int kBatchTile>
+__global__ void __launch_bounds__(Block<kOpA, kOpB, kTileRows, kBatchTile>::kThreads,
+                                  Block<kOpA, kOpB, kTileRows, kBatchTile>::kBlocksPerSm)
     swap_ab_split_k_gemm_kernel(const __grid_constant__ CUtensorMap map_a,
                                 const __grid_constant__ CUtensorMap map_b,
                                 const __grid_constant__ GemmProblem p, const SplitPlan plan) {
-  swap_ab_gemm<kOpA, kOpB, kKind, kBatchTile, true>(map_a, map_b, p, plan);
+  swap_ab_gemm<kOpA, kOpB, kKind, kTileRows, kBatchTile, true>(map_a, map_b, p, plan);
 }
 
-// The blocks of a batch tile the GPU runs at once. The same block with K split or whole: the
-// persistent grid, the batch tile and the splits are sized by one count.
-template <Op kOpA, Op kOpB, EpilogueKind kKind, int kBatchTile>
+// The blocks of a block tile the GPU runs at once. The same block with K split or whole: the
+// persistent grid, the block tile and the splits are sized by one count.
+template <Op kOpA, Op kOpB, EpilogueKind kKind, int kTileRows, int kBatchTile>
 int resident_swap_ab_blocks() {
-  using B = Block<kOpA, kOpB, kBatchTile>;
-  static const int resident = resident_blocks(
-      swap_ab_split_k_gemm_kernel<kOpA, kOpB, kKind, kBatchTile>, B::kThreads, B::Ring::kSmemBytes);
+  using B = Block<kOpA, kOpB, kTileRows, kBatchTile>;
+  static const int resident =
+      resident_blocks(swap_ab_split_k_gemm_kernel<kOpA, kOpB, kKind, kTileRows, kBatchTile>,
+                      B::kThreads, B::Ring::kSmemBytes);
   return resident;
 }
 
-template <Op kOpA, Op kOpB, EpilogueKind kKind, int kBatchTile>
+template <Op kOpA, Op kOpB, EpilogueKind kKind, int kTileRows, int kBatchTile>
 void launch_swap_ab(const GemmProblem& p, cudaStream_t stream) {
-  using B = Block<kOpA, kOpB, kBatchTile>;
+  using B = Block<kOpA, kOpB, kTileRows, kBatchTile>;
   using Ring = typename B::Ring;
-  const auto whole_k = swap_ab_gemm_kernel<kOpA, kOpB, kKind, kBatchTile>;
-  const auto split_k = swap_ab_split_k_gemm_kernel<kOpA, kOpB, kKind, kBatchTile>;
-  const int resident = resident_swap_ab_blocks<kOpA, kOpB, kKind, kBatchTile>();
+  const auto whole_k = swap_ab_gemm_kernel<kOpA, kOpB, kKind, kTileRows, kBatchTile>;
+  const auto split_k = swap_ab_split_k_gemm_kernel<kOpA, kOpB, kKind, kTileRows, kBatchTile>;
+  const int resident = resident_swap_ab_blocks<kOpA, kOpB, kKind, kTileRows, kBatchTile>();
   [[maybe_unused]] static const bool opted_in = allow_shared_memory(whole_k, Ring::kSmemBytes);
   static const int sms = multiprocessors();
-  const SplitPlan plan = plan_split(p, B::kTileRows, kBatchTile, sms);
+  const SplitPlan plan = plan_split(p, {kTileRows, kBatchTile}, sms);
   const TensorMaps<typename Ring::A, typename Ring::B> maps(swapped(p));
-  const int units = tiles_of(p, B::kTileRows, kBatchTile) * plan.splits;
+  const int units = tiles_of(p, kTileRows, kBatchTile) * plan.splits;
   const auto kernel = plan.splits > 1 ? split_k : whole_k;
   kernel<<<std::min(units, resident), B::kThreads, Ring::kSmemBytes, stream>>>(maps.a, maps.b, p,
                                                                                plan);
@@ -405,17 +434,19 @@ inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
         if (weight_update_takes<kKind>(p)) return launch_weight_update<kKind>(p, stream);
       }
       if (swap_ab_takes<kOpA, kOpB>(p)) {
-        const auto resident = [](int batch_tile) {
+        const auto resident = [](BlockTile tile) {
           int blocks = 0;
-          with_batch_tile<kOpA>(batch_tile, [&](auto tile) {
-            blocks = resident_swap_ab_blocks<kOpA, kOpB, kKind, decltype(tile)::value>();
+          with_block_tile<kOpA>(tile, [&](auto rows, auto batch) {
+            blocks = resident_swap_ab_blocks<kOpA, kOpB, kKind, decltype(rows)::value,
+                                             decltype(batch)::value>();
           });
           return blocks;
         };
-        const int batch_tile = batch_tile_for<kOpA>(p, resident);
-        if (batch_tile != kNoBatchTile) {
-          with_batch_tile<kOpA>(batch_tile, [&](auto tile) {
-            launch_swap_ab<kOpA, kOpB, kKind, decltype(tile)::value>(p, stream);
+        const BlockTile tile = block_tile_for<kOpA>(p, resident);
+        if (tile.batch != kNoBlockTile.batch) {
+          with_block_tile<kOpA>(tile, [&](auto rows, auto batch) {
+            launch_swap_ab<kOpA, kOpB, kKind, decltype(rows)::value, decltype(batch)::value>(
+                p, stream);
           });
           return;
         }

@@ -90,8 +90,12 @@ struct Shape {
 // 128, the last two small enough for the mutants' runs) and split from there (32 x 784 x 8192 in
 // 10, 32 x 2048 x 2048 in 4, and 40 x 48 x 2056 in 4, the last split 6 K tiles long, small enough
 // for the mutants) into no more blocks than SMs (32 x 4232 x 2048: 67 tiles, whole, where the 264
-// blocks an H100 runs would take 3 splits); 200 x 4168 x 200 on 4 tiles of 64, 264 tiles, as many
-// as an H100 runs at once (those of 32, 462, are more), and 225 x 2056 x 8 on 8 tiles of 32, 264
+// blocks an H100 runs would take 3 splits); 200 x 4168 x 200 would take 4 tiles of 64, 264 tiles,
+// as many as an H100 runs at once (those of 32, 462, are more), and so takes 2 tiles of 64 rows by
+// 128 whose consumers split the columns (132 tiles; the last tile's second consumer has 8), as 130
+// x 4100 x 8 does (130 tiles, the last tile's 2 rows both the first consumer's; small enough for
+// the mutants), but not 129 x 4230 x 8 (3 tiles of 64, 201 tiles, where the column split's 134
+// would not all run at once; small enough for the mutants); 225 x 2056 x 8 on 8 tiles of 32, 264
 // again, the last with one row (small enough for the mutants); 250 x 8192 x 264 and 130 x 8200 x
 // 264 on 2 tiles of 128, the last with 2 rows, and 65 x 8449 x 8 on one (133 tiles of 64 rows by 2
 // of 64 are 266; small enough for the mutants, which then see the batch tile of 128's two
@@ -116,7 +120,7 @@ const Shape kShapes[] = {
     {100, 784, 512},  {96, 2048, 1024},  {250, 1000, 784},  {32, 2048, 2048}, {250, 8192, 264},
     {130, 8200, 264}, {200, 136, 64},    {200, 4168, 200},  {200, 8456, 136}, {225, 2056, 8},
     {72, 120, 256},   {1544, 1000, 136}, {1024, 4096, 1},   {40, 48, 2056},   {32, 4232, 2048},
-    {136, 1000, 17},  {200, 136, 72},    {65, 8449, 8},
+    {136, 1000, 17},  {200, 136, 72},    {65, 8449, 8},     {130, 4100, 8},   {129, 4230, 8},
 };
 constexpr double kSmallWork = 4.5e6;  // multiply-adds of the shapes the sanitizer runs
 bool is_small(const Shape& s) {
@@ -538,13 +542,17 @@ std::vector<Path> by_split(SplitK split, const Path& whole, const Path& split_pa
   return {};
 }
 
-// Chapter 09's batch tiles (chapters/09_swap_ab_split_k/dispatch.cuh), restated as the claim under
-// test: the batch tiles of 128 and 256 have two consumer warpgroups, 128 rows per tile and one
-// block per SM; the smaller ones one consumer, 64 rows, two blocks per SM. The weight gradients (A
-// transposed) have no batch tile of 32, nor one of 256: where none of theirs fits, chapter 08 takes
-// the product (kSwapAbNone).
+// Chapter 09's block tiles (chapters/09_swap_ab_split_k/dispatch.cuh), restated as the claim under
+// test: the batch tiles of 128 and 256 have two consumer warpgroups and one block per SM, with 128
+// weight rows per tile, or 64 where the consumers split the batch columns; the smaller ones one
+// consumer, 64 rows, two blocks per SM. The weight gradients (A transposed) have no batch tile of
+// 32, nor one of 256: where none of theirs fits, chapter 08 takes the product (kSwapAbNone).
+struct SwapAbTile {
+  int rows, batch;
+};
 constexpr int kSwapAbBatchTiles[] = {32, 64, 128, 256};
-constexpr int kSwapAbNone = 0;
+constexpr SwapAbTile kSwapAbNone = {0, 0};
+constexpr SwapAbTile kSwapAbColumnsSplit = {64, 128};
 int swap_ab_smallest_batch_tile(Op op_a) {
   return op_a == Op::N ? 32 : 64;
 }
@@ -554,28 +562,35 @@ int swap_ab_largest_batch_tile(Op op_a) {
 int swap_ab_consumers(int batch_tile) {
   return batch_tile >= 128 ? 2 : 1;
 }
-int swap_ab_tile_rows(int batch_tile) {
-  return swap_ab_consumers(batch_tile) * 64;
+SwapAbTile swap_ab_rows_split(int batch_tile) {
+  return {swap_ab_consumers(batch_tile) * 64, batch_tile};
 }
-int swap_ab_blocks_built_for(const Device& device, int batch_tile) {
-  return device.sms * (swap_ab_consumers(batch_tile) == 2 ? 1 : 2);
+int swap_ab_blocks_built_for(const Device& device, SwapAbTile tile) {
+  return device.sms * (swap_ab_consumers(tile.batch) == 2 ? 1 : 2);
 }
-long swap_ab_tiles(const Shape& s, int batch_tile) {
-  const int rows = swap_ab_tile_rows(batch_tile);
-  return long((s.n + rows - 1) / rows) * ((s.m + batch_tile - 1) / batch_tile);
+long swap_ab_tiles(const Shape& s, SwapAbTile tile) {
+  return long((s.n + tile.rows - 1) / tile.rows) * ((s.m + tile.batch - 1) / tile.batch);
 }
 
-// batch_tile_for(): the smallest batch tile whose tiles all run at once on `resident(tile)` blocks,
-// at most the smallest that holds M; failing that, 256, or none for the weight gradients.
+// block_tile_for(): the smallest batch tile whose tiles all run at once on `resident(tile)`
+// blocks, at most the smallest that holds M; failing that, 256, or none for the weight gradients.
+// Then, with A not transposed, the batch tile of 64 with M past 64 becomes the tile of 64 rows by
+// 128 split by columns, where its tiles too run at once.
 template <class Resident>
-int swap_ab_batch_tile(const Shape& s, Op op_a, Resident resident) {
-  for (const int tile : kSwapAbBatchTiles) {
-    if (tile < swap_ab_smallest_batch_tile(op_a) || tile > swap_ab_largest_batch_tile(op_a)) {
+SwapAbTile swap_ab_block_tile(const Shape& s, Op op_a, Resident resident) {
+  for (const int batch : kSwapAbBatchTiles) {
+    if (batch < swap_ab_smallest_batch_tile(op_a) || batch > swap_ab_largest_batch_tile(op_a)) {
       continue;
     }
-    if (s.m <= tile || swap_ab_tiles(s, tile) <= resident(tile)) return tile;
+    const SwapAbTile tile = swap_ab_rows_split(batch);
+    if (s.m > batch && swap_ab_tiles(s, tile) > resident(tile)) continue;
+    if (op_a == Op::N && batch == 64 && s.m > 64 &&
+        swap_ab_tiles(s, kSwapAbColumnsSplit) <= resident(kSwapAbColumnsSplit)) {
+      return kSwapAbColumnsSplit;
+    }
+    return tile;
   }
-  return op_a == Op::N ? 256 : kSwapAbNone;
+  return op_a == Op::N ? swap_ab_rows_split(256) : kSwapAbNone;
 }
 
 // The splits of chapter 09's plan_split, restated: none below 32 K tiles of 64; otherwise no more
@@ -585,14 +600,13 @@ int swap_ab_batch_tile(const Shape& s, Op op_a, Resident resident) {
 template <class Resident>
 int swap_ab_splits(const DispatchFacts& f, Resident resident, int sms, size_t workspace_floats) {
   constexpr int kTileK = 64, kMinKTilesToSplit = 32, kMinKTilesPerSplit = 8, kMaxSplits = 16;
-  const int batch_tile = swap_ab_batch_tile(f.shape, f.op_a, resident);
-  if (batch_tile == kSwapAbNone) return 1;  // chapter 08's (check_batch_tile fails there)
-  const int tile_rows = swap_ab_tile_rows(batch_tile);
+  const SwapAbTile tile = swap_ab_block_tile(f.shape, f.op_a, resident);
+  if (tile.batch == kSwapAbNone.batch) return 1;  // chapter 08's (check_block_tile fails there)
   const int k_tiles = (f.shape.k + kTileK - 1) / kTileK;
   if (k_tiles < kMinKTilesToSplit) return 1;
-  const long tiles = swap_ab_tiles(f.shape, batch_tile);
-  const size_t partial_floats = size_t(tile_rows) * batch_tile;
-  const size_t stage_bytes = size_t(tile_rows + batch_tile) * kTileK * 2;
+  const long tiles = swap_ab_tiles(f.shape, tile);
+  const size_t partial_floats = size_t(tile.rows) * tile.batch;
+  const size_t stage_bytes = size_t(tile.rows + tile.batch) * kTileK * 2;
   int splits = static_cast<int>(
       std::min<size_t>({size_t(sms / tiles), size_t(k_tiles / kMinKTilesPerSplit),
                         size_t(kMaxSplits), workspace_floats / (tiles * partial_floats)}));
@@ -609,8 +623,8 @@ int swap_ab_splits(const DispatchFacts& f, Resident resident, int sms, size_t wo
 // from both; an H100 runs the most.)
 SplitK swap_ab_split_k(const DispatchFacts& f, const Device& device) {
   if (f.workspace_floats == 0) return SplitK::kNever;
-  const auto fewest = [&](int) { return device.sms; };
-  const auto most = [&](int tile) { return swap_ab_blocks_built_for(device, tile); };
+  const auto fewest = [&](SwapAbTile) { return device.sms; };
+  const auto most = [&](SwapAbTile tile) { return swap_ab_blocks_built_for(device, tile); };
   const bool at_fewest = swap_ab_splits(f, fewest, device.sms, f.workspace_floats - 3) > 1;
   const bool at_most = swap_ab_splits(f, most, device.sms, f.workspace_floats) > 1;
   if (at_fewest && at_most) return SplitK::kAlways;
@@ -638,9 +652,9 @@ std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const Di
     // and 08.)
     constexpr int kMaxBatch = 256;
     const int batch = f.op_a == Op::N ? f.shape.m : f.shape.k;
-    const int batch_tile = swap_ab_batch_tile(
-        f.shape, f.op_a, [&](int tile) { return swap_ab_blocks_built_for(device, tile); });
-    if (!(batch <= kMaxBatch && f.operands_aligned && batch_tile != kSwapAbNone)) {
+    const SwapAbTile tile = swap_ab_block_tile(
+        f.shape, f.op_a, [&](SwapAbTile t) { return swap_ab_blocks_built_for(device, t); });
+    if (!(batch <= kMaxBatch && f.operands_aligned && tile.batch != kSwapAbNone.batch)) {
       return allowed_paths(testing::kChapter08, f, device);
     }
     return by_split(swap_ab_split_k(f, device), {chapter.whole_k}, {chapter.kernel});
@@ -693,27 +707,31 @@ struct Launches {
   std::set<Path> seen;  // every path some product took
 };
 
-// Chapter 09's kernels name their batch tile as their last template argument, e.g.
-// "...::swap_ab_gemm_kernel<(mnist::Op)0, (mnist::Op)1, (mnist::EpilogueKind)0, 64> 256": it must
-// be batch_tile_for()'s with the blocks per SM each batch tile is built for (two below 128, one
-// from 128: its launch bounds and a ring of at most 192 KB per SM), which an H100 runs. A GPU that
-// ran fewer would be a finding of its own. The number after it, the threads of each block, is the
-// producer warpgroup and the batch tile's consumers.
-void check_batch_tile(const std::string& what, const DispatchFacts& f,
+// Chapter 09's kernels name their block tile as their last two template arguments, e.g.
+// "...::swap_ab_gemm_kernel<(mnist::Op)0, (mnist::Op)1, (mnist::EpilogueKind)0, 64, 128> 384": 64
+// weight rows by a batch tile of 128. It must be block_tile_for()'s with the blocks per SM each
+// batch tile is built for (two below 128, one from 128: its launch bounds and a ring of at most
+// 192 KB per SM), which an H100 runs. A GPU that ran fewer would be a finding of its own. The
+// number after it, the threads of each block, is the producer warpgroup and the batch tile's
+// consumers.
+void check_block_tile(const std::string& what, const DispatchFacts& f,
                       const std::vector<std::string>& with_arguments, const Device& device) {
-  const int expected = swap_ab_batch_tile(
-      f.shape, f.op_a, [&](int tile) { return swap_ab_blocks_built_for(device, tile); });
+  const SwapAbTile expected = swap_ab_block_tile(
+      f.shape, f.op_a, [&](SwapAbTile t) { return swap_ab_blocks_built_for(device, t); });
   for (const std::string& name : with_arguments) {
     if (name.find("::swap_ab_split_k::swap_ab_") == std::string::npos) continue;
     const size_t close = name.rfind('>');
-    const int tile = std::atoi(name.c_str() + name.rfind(' ', close) + 1);
+    const size_t batch_at = name.rfind(' ', close) + 1;
+    const int batch = std::atoi(name.c_str() + batch_at);
+    const int rows = std::atoi(name.c_str() + name.rfind(' ', batch_at - 2) + 1);
     const int threads = std::atoi(name.c_str() + close + 1);
-    CHECK_MSG(tile == expected,
-              format("%s: batch tile %d; expected %d", what.c_str(), tile, expected));
-    const int expected_threads = 128 * (1 + swap_ab_consumers(tile));
+    CHECK_MSG(rows == expected.rows && batch == expected.batch,
+              format("%s: block tile %d x %d; expected %d x %d", what.c_str(), rows, batch,
+                     expected.rows, expected.batch));
+    const int expected_threads = 128 * (1 + swap_ab_consumers(batch));
     CHECK_MSG(threads == expected_threads,
               format("%s: %d threads a block with batch tile %d; expected %d", what.c_str(),
-                     threads, tile, expected_threads));
+                     threads, batch, expected_threads));
   }
 }
 
@@ -819,7 +837,7 @@ void check_epilogue(const Product& product, EpilogueKind kind, float* workspace,
     const std::string run_what = what + (scratch ? "" : " without workspace");
     const DispatchFacts facts = facts_of(problem);
     check_dispatch(run_what, facts, kernels, launches);
-    check_batch_tile(run_what, facts, with_arguments, launches.device);
+    check_block_tile(run_what, facts, with_arguments, launches.device);
     switch (kind) {
       case EpilogueKind::kStore:
       case EpilogueKind::kBias:
