@@ -40,7 +40,18 @@ constexpr int consumers_for(int batch_tile) {
 
 // A block's tile of C^T: `rows` weight rows by `batch` columns, a batch tile. Its consumers take
 // 64 of the rows each (rows = consumers x 64), or, in a tile of 64 rows with two consumers, half
-// of the batch columns each: the weight rows are then read once for both (gemm.cuh, "The block").
+// of the batch columns each: each reads the whole weight tile and its own columns of the batch.
+//
+//   rows split, 128 x 128          columns split, 64 x 128
+//          batch tile                     batch tile
+//        +------------+               +------+------+
+//   64   | consumer 0 |          64   |  c0  |  c1  |   c0: columns 0-63, c1: columns 64-127,
+//   64   | consumer 1 |               +------+------+       both on the same 64 weight rows
+//        +------------+
+//
+// The columns split takes the place of two blocks of 64 x 64 on one SM (the batch tile of 64, one
+// consumer each): per K tile the SM reads 64 weight rows and 128 batch rows from L2 instead of 128
+// and 128 (block_tile_for below says where, and what it measured).
 struct BlockTile {
   int rows, batch;
 };

@@ -45,26 +45,12 @@
 // The block. Chapter 08's producer warpgroup and its two mbarriers per stage, with one consumer
 // warpgroup (64 rows of C^T) for batch tiles of 32 and 64 and two, as in chapter 08, for 128 and
 // 256: the batch operand's tile is then 16 or 32 KB per K tile, and two consumers halve how often
-// it is read (consumers_for in dispatch.cuh has the measurement). A block walks its (tile, split)
-// units persistently, as chapter 08 walks tiles; with one consumer two blocks share an SM. The
-// ring is as deep as 192 KB of shared memory per SM allows, up to kMaxStages: at batch 32 a K tile
-// is 12 KB, of which 8 KB are weights read once from memory, and 8 stages keep up to 84 KB of
-// weights in flight per block.
-//
-// Two consumers can share a tile two ways. Split by weight rows (as in chapter 08), each reads its
-// own 64 rows of the weight tile and all of the batch tile; split by batch columns, in a tile of
-// 64 weight rows by 128 batch columns, each reads the whole weight tile and its own 64 columns:
-//
-//   rows split, 128 x 128          columns split, 64 x 128
-//          batch tile                     batch tile
-//        +------------+               +------+------+
-//   64   | consumer 0 |          64   |  c0  |  c1  |   c0: columns 0-63, c1: columns 64-127,
-//   64   | consumer 1 |               +------+------+       both on the same 64 weight rows
-//        +------------+
-//
-// The second replaces two blocks of 64 x 64 on one SM (the batch tile of 64, one consumer each):
-// per K tile the SM reads 64 weight rows and 128 batch rows from L2 instead of 128 and 128
-// (block_tile_for in dispatch.cuh says where, and what it measured).
+// it is read (consumers_for in dispatch.cuh has the measurement); they share a tile by its weight
+// rows, or, in a tile of 64 rows by 128 batch columns, by its columns (dispatch.cuh, BlockTile). A
+// block walks its (tile, split) units persistently, as chapter 08 walks tiles; with one consumer
+// two blocks share an SM. The ring is as deep as 192 KB of shared memory per SM allows, up to
+// kMaxStages: at batch 32 a K tile is 12 KB, of which 8 KB are weights read once from memory, and
+// 8 stages keep up to 84 KB of weights in flight per block.
 //
 // When: swap_ab_takes() in dispatch.cuh (M <= 256 with A not transposed; K <= 256 with A
 // transposed, the weight gradients, where a batch tile of 64 or 128 fits; both operands readable
@@ -131,8 +117,7 @@ struct Block {
   static constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;       // the producer first
   static constexpr int kConsumerWarps = kConsumers * kWarpgroupThreads / 32;  // empty a stage
   static constexpr int kBlocksPerSm = kConsumers == 1 ? 2 : 1;
-  // Each consumer's part of the tile: 64 of its rows, or, in a tile of 64 rows, its share of the
-  // batch columns.
+  // Each consumer's part: 64 rows of the tile, or, in a tile of 64 rows, a share of its columns.
   static constexpr bool kConsumersSplitBatch = kTileRows < kConsumers * kWgmmaM;
   static constexpr int kConsumerColumns = kBatchTile / (kConsumersSplitBatch ? kConsumers : 1);
   static_assert(kTileRows == kWgmmaM || kTileRows == kConsumers * kWgmmaM, "64 rows a consumer");
@@ -290,11 +275,8 @@ __device__ __forceinline__ void finish_transposed(const GemmProblem& p, const fl
   }
 }
 
-// A consumer warpgroup: its part of every (tile, split) unit of this block, rows [consumer * 64,
-// consumer * 64 + 64) or, where the consumers split the batch, columns [consumer *
-// kConsumerColumns, (consumer + 1) * kConsumerColumns); with kSplitK, the splits' sum before the
-// epilogue. The second consumer's part starts 8 KiB into its tile, past 64 rows (or 64 batch
-// columns) of a 64-deep K tile, in either layout (wgmma.cuh, Ring::kWarpgroupRowsBytes).
+// A consumer warpgroup: its 64 rows, or columns, of every (tile, split) unit of this block, the
+// second one's 8 KiB into its tile; with kSplitK, the splits' sum before the epilogue.
 template <class Block, EpilogueKind kKind, bool kSplitK>
 __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, const SplitPlan& plan,
                                         uint32_t ring, uint32_t full, uint32_t empty,
@@ -402,9 +384,8 @@ __global__ void __launch_bounds__(Block<kOpA, kOpB, kTileRows, kBatchTile>::kThr
 template <Op kOpA, Op kOpB, EpilogueKind kKind, int kTileRows, int kBatchTile>
 int resident_swap_ab_blocks() {
   using B = Block<kOpA, kOpB, kTileRows, kBatchTile>;
-  static const int resident =
-      resident_blocks(swap_ab_split_k_gemm_kernel<kOpA, kOpB, kKind, kTileRows, kBatchTile>,
-                      B::kThreads, B::Ring::kSmemBytes);
+  const auto kernel = swap_ab_split_k_gemm_kernel<kOpA, kOpB, kKind, kTileRows, kBatchTile>;
+  static const int resident = resident_blocks(kernel, B::kThreads, B::Ring::kSmemBytes);
   return resident;
 }
 
@@ -437,16 +418,14 @@ inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
         const auto resident = [](BlockTile tile) {
           int blocks = 0;
           with_block_tile<kOpA>(tile, [&](auto rows, auto batch) {
-            blocks = resident_swap_ab_blocks<kOpA, kOpB, kKind, decltype(rows)::value,
-                                             decltype(batch)::value>();
+            blocks = resident_swap_ab_blocks<kOpA, kOpB, kKind, rows, batch>();
           });
           return blocks;
         };
         const BlockTile tile = block_tile_for<kOpA>(p, resident);
         if (tile.batch != kNoBlockTile.batch) {
           with_block_tile<kOpA>(tile, [&](auto rows, auto batch) {
-            launch_swap_ab<kOpA, kOpB, kKind, decltype(rows)::value, decltype(batch)::value>(
-                p, stream);
+            launch_swap_ab<kOpA, kOpB, kKind, rows, batch>(p, stream);
           });
           return;
         }
