@@ -60,11 +60,11 @@ PY
 }
 
 # run_built NAME TARGET: runs the mutant's test binary (whole:TARGET on every shape; TOOL:TARGET
-# under compute-sanitizer's TOOL, in the GEMM test's sanitize mode; fences:TARGET through tests/check_fences.py, tma_stores:TARGET
-# through tests/check_tma_stores.py) and writes one line to $work/NAME.result: "caught ...",
-# "MISSED ..." or "error: ...". A TARGET train_CHAPTER is the chapter's trainer, run as
-# tools/sanitize.sh runs it (3 steps at batch 96, hidden 64): for a race in a kernel that only the
-# trainer launches, under TOOL.
+# under compute-sanitizer's TOOL, in the GEMM test's sanitize mode; fences:TARGET through
+# tests/check_fences.py, tma_stores:TARGET through tests/check_tma_stores.py) and writes one line
+# to $work/NAME.result: "caught ...", "MISSED ..." or "error: ...". A TARGET train_CHAPTER is the
+# chapter's trainer, run as tools/sanitize.sh runs it (3 steps at batch 96, hidden 64): for a race
+# in a kernel that only the trainer launches, under TOOL.
 run_built() {
   local name=$1 target=$2 result=$work/$1.result
   local tool="" program=$target timeout=$test_timeout args runner=()
