@@ -59,7 +59,7 @@ inline std::string qualified_kernel_name(const char* mangled) {
 // The qualified names of the graph's kernel nodes, sorted: the tests ask which kernels ran, not in
 // which order (cudaGraphGetNodes promises none). With `with_arguments`, the same names with their
 // template arguments and, after a space, the threads per block of the launch go there, sorted too:
-// "...::swap_ab_gemm_kernel<(mnist::Op)0, (mnist::Op)1, (mnist::EpilogueKind)0, 128> 384".
+// "...::swap_ab_gemm_kernel<(mnist::Op)0, (mnist::Op)1, (mnist::EpilogueKind)0, 128, 128> 384".
 inline std::vector<std::string> kernel_names(cudaGraph_t graph,
                                              std::vector<std::string>* with_arguments = nullptr) {
   size_t count = 0;
