@@ -44,8 +44,11 @@
 // columns of its 64 rows into a staging box in shared memory, in the swizzled layout TMA reads,
 // and one thread hands the box to the copy engine, which writes whole lines of C while the
 // warpgroup fills the next box; two boxes per consumer, so the last ones of a tile are still
-// leaving while the next tile's main loop starts (store_accumulators). The fused epilogues of
-// training keep chapter 07's stores.
+// leaving while the next tile's main loop starts (store_accumulators). The stores ask L2 to give
+// C's lines up first (l2_evict_first): where C is most of the bytes, as in the weight gradients
+// with K = 256, 8192 x 8192 x 256 took 0.88 times as long as without the hint, and the squares as
+// long within their drift (docs/results/session28, call 2). The fused epilogues of training keep
+// chapter 07's stores.
 //
 // When: the products chapter 07's kernel takes (wgmma_takes in 07_wgmma/dispatch.cuh); the
 // others go to chapter 06's kernel. The rest is chapter 07's (wgmma.cuh, tma.cuh).
@@ -134,15 +137,24 @@ __device__ __forceinline__ void tile_origin(const GemmProblem& p, int tile, int&
   col0 = in_group / group_rows * kBlockTileN;
 }
 
+// An L2 cache policy (PTX ISA, "createpolicy") under which the lines a copy writes are the first
+// L2 gives up when it needs room. C is written once and read by no block of the kernel: its lines
+// should leave for DRAM before the operand tiles, which the group's other tiles read again.
+__device__ __forceinline__ uint64_t l2_evict_first() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+
 // TMA's store: the box of the stored matrix whose first element is (inner, outer), from shared
-// memory at `source`, in this thread's current bulk group. The copy engine skips what lies outside
-// the matrix.
+// memory at `source`, in this thread's current bulk group, its lines cached in L2 under `policy`.
+// The copy engine skips what lies outside the matrix.
 __device__ __forceinline__ void tma_store(const CUtensorMap& map, int inner, int outer,
-                                          uint32_t source) {
+                                          uint32_t source, uint64_t policy) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
-          reinterpret_cast<uint64_t>(&map)),
-      "r"(inner), "r"(outer), "r"(source)
+      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], "
+      "%4;\n" ::"l"(reinterpret_cast<uint64_t>(&map)),
+      "r"(inner), "r"(outer), "r"(source), "l"(policy)
       : "memory");
 }
 
@@ -211,7 +223,7 @@ __device__ __forceinline__ void store_accumulators(const CUtensorMap& map_c,
     fence_proxy_async();  // this thread's writes, visible to the copy engine
     warpgroup_sync(consumer);
     if (thread == 0) {
-      tma_store(map_c, col0 + box * kStoreBoxColumns, row0, buffer);
+      tma_store(map_c, col0 + box * kStoreBoxColumns, row0, buffer, l2_evict_first());
       bulk_commit();
     }
   }
