@@ -12,17 +12,18 @@
 //
 // Here a block of one warpgroup takes a 64 x 64 tile of dW, and its bytes wait in shared memory:
 //   thread 0       TMA-loads the tile's masters (two boxes of 64 rows x 32 floats), dY's and X's
-//                  tiles (64 x K each, zeros past K), all counted on one mbarrier
-//   the warpgroup  waits, multiplies one K tile (chapter 07's wgmma, 64 x 64, both operands
+//                  tiles (64 x K each, zeros past K, one stage per K tile of 64), all counted on
+//                  one mbarrier
+//   the warpgroup  waits, multiplies the K tiles (chapter 07's wgmma, 64 x 64, both operands
 //                  MN-major), updates each master where TMA put it, m -= lr acc, and writes the
 //                  fp16 copy into a tile of its own
 //   thread 0       after a proxy fence and a barrier, TMA-stores both tiles (chapter 08's store)
 //                  and waits until they are written, as chapter 08's blocks do: the block's shared
 //                  memory must outlive the copy engine's reads of it (waiting for the reads alone
 //                  measured no faster: docs/results/session24, call 2)
-// 40 KB of shared memory a block: five blocks share an SM, each at another point of its life, so
-// some block's copies are always in flight. TMA clips the stores at the matrix's edges and reads
-// zeros past them, so no thread tests a bound.
+// 40 KB of shared memory a block at one K tile: five blocks share an SM, each at another point of
+// its life, so some block's copies are always in flight (89 KB and two blocks at four K tiles). TMA
+// clips the stores at the matrix's edges and reads zeros past them, so no thread tests a bound.
 //
 // Shared memory, from a 1024-byte boundary (each box is 8 swizzle atoms of 128-byte rows):
 //   [ dY^T tile 8 KB ][ X tile 8 KB ][ masters 2 x 8 KB ][ fp16 copies 8 KB ][ mbarrier ]
@@ -33,8 +34,9 @@
 // asks for it), is the same stream without the masters: the accumulators go into the masters'
 // boxes and leave by TMA store, 4 bytes per element, with nothing to load but the operands.
 //
-// When: weight_update_takes() below (A transposed, the SGD epilogue or the plain store, K <= 64,
-// every matrix readable and writable by TMA). gemm.cuh asks it before swap_ab_takes().
+// When: weight_update_takes() below (A transposed, the SGD epilogue with K <= 256 or the plain
+// store with K <= 64, every matrix readable and writable by TMA). gemm.cuh asks it before
+// swap_ab_takes().
 #pragma once
 
 #include <cstdint>
@@ -60,11 +62,19 @@ constexpr int kCopyBoxes = kUpdateTileCols / kCopyBoxCols;               // 1
 
 // The operand tiles as chapter 07's ring lays out one stage: dY^T (A: T) then X (B: N), MN-major.
 using UpdateTiles = wgmma::Ring<kUpdateTileRows, kUpdateTileCols, Op::T, Op::N, 1, 1>;
-constexpr int kMastersAt = UpdateTiles::kStageBytes;
-constexpr int kCopiesAt = kMastersAt + kMasterBoxes * kUpdateBoxBytes;
-constexpr int kUpdateBarrierAt = kCopiesAt + kCopyBoxes * kUpdateBoxBytes;
-constexpr int kUpdateSmemBytes =
-    wgmma::kSwizzleAtomBytes + kUpdateBarrierAt + int(sizeof(uint64_t));
+// K tiles a block holds at once, all of its K: one at a batch of at most 64, up to four (K <= 256)
+// through the SGD epilogue (weight_update_takes below says why only there).
+constexpr int kMaxUpdateKTiles = 4;
+
+// A block's shared memory, from a 1024-byte boundary, for kKTiles K tiles (the picture above
+// with kKTiles operand stages).
+template <int kKTiles>
+struct UpdateSmem {
+  static constexpr int kMastersAt = kKTiles * UpdateTiles::kStageBytes;
+  static constexpr int kCopiesAt = kMastersAt + kMasterBoxes * kUpdateBoxBytes;
+  static constexpr int kBarrierAt = kCopiesAt + kCopyBoxes * kUpdateBoxBytes;
+  static constexpr int kBytes = wgmma::kSwizzleAtomBytes + kBarrierAt + int(sizeof(uint64_t));
+};
 
 // L2's normal policy for the lines a TMA store writes, where chapter 08 stores C under evict_first.
 // The masters and their fp16 copies are read again by the next step: with evict_first on both, the
@@ -78,7 +88,7 @@ __device__ __forceinline__ uint64_t l2_evict_normal() {
 }
 
 // kKind: kSgd (map_master: the masters, map_copy: their fp16 copies) or kStore (map_master: C).
-template <EpilogueKind kKind>
+template <EpilogueKind kKind, int kKTiles>
 __global__ void __launch_bounds__(wgmma::kWarpgroupThreads)
     weight_update_kernel(const __grid_constant__ CUtensorMap map_a,
                          const __grid_constant__ CUtensorMap map_b,
@@ -88,10 +98,12 @@ __global__ void __launch_bounds__(wgmma::kWarpgroupThreads)
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace wgmma;
   using warp_specialized::swizzled;
+  using Smem = UpdateSmem<kKTiles>;
+  constexpr int kMastersAt = Smem::kMastersAt, kCopiesAt = Smem::kCopiesAt;
   extern __shared__ __align__(16) uint8_t smem[];
   const uint32_t tiles = ring_start(smem);  // every box from a swizzle atom
   uint8_t* const tiles_pointer = smem + (tiles - shared_address(smem));
-  const uint32_t barrier = tiles + kUpdateBarrierAt;
+  const uint32_t barrier = tiles + Smem::kBarrierAt;
   const int column_tiles = (n + kUpdateTileCols - 1) / kUpdateTileCols;
   const int row0 = blockIdx.x / column_tiles * kUpdateTileRows;
   const int col0 = blockIdx.x % column_tiles * kUpdateTileCols;
@@ -103,15 +115,23 @@ __global__ void __launch_bounds__(wgmma::kWarpgroupThreads)
       tma_load(tiles + kMastersAt + box * kUpdateBoxBytes, map_master,
                col0 + box * kStoreBoxColumns, row0, barrier);
     }
-    load_tile<UpdateTiles::A>(map_a, tiles, row0, 0, barrier);
-    load_tile<UpdateTiles::B>(map_b, tiles + UpdateTiles::A::kBytes, col0, 0, barrier);
+#pragma unroll
+    for (int t = 0; t < kKTiles; ++t) {  // K tile t in stage t
+      const uint32_t stage = tiles + t * UpdateTiles::kStageBytes;
+      load_tile<UpdateTiles::A>(map_a, stage, row0, t * kTileK, barrier);
+      load_tile<UpdateTiles::B>(map_b, stage + UpdateTiles::A::kBytes, col0, t * kTileK, barrier);
+    }
   }
   __syncthreads();  // the barrier exists before anyone waits on it
   mbarrier_wait(barrier, 0);
 
   float acc[kUpdateTileRows * kUpdateTileCols / kWarpgroupThreads];
-  multiply_k_tile<UpdateTiles::A, UpdateTiles::B>(acc, tiles, tiles + UpdateTiles::A::kBytes,
-                                                  false);
+#pragma unroll
+  for (int t = 0; t < kKTiles; ++t) {
+    const uint32_t stage = tiles + t * UpdateTiles::kStageBytes;
+    multiply_k_tile<UpdateTiles::A, UpdateTiles::B>(acc, stage, stage + UpdateTiles::A::kBytes,
+                                                    t > 0);
+  }
   wgmma_wait<0>();
   accumulators_settled(acc);
 
@@ -175,13 +195,18 @@ template <Op kOpA, EpilogueKind kKind>
 constexpr bool kWeightUpdateBuilt = kOpA == Op::T &&
                                     (kKind == EpilogueKind::kSgd || kKind == EpilogueKind::kStore);
 
-// Of those, the ones with K within one K tile (a batch of at most 64) and every matrix TMA can
-// take: dY (K x M) and X (K x N) as chapter 09's kernel reads them, and what the kernel writes, the
-// masters (M x N fp32) and their fp16 copies, or C.
+// Of those, the ones with K within one K tile (a batch of at most 64), or for the SGD epilogue
+// within kMaxUpdateKTiles (the batch of 256), and every matrix TMA can take: dY (K x M) and X (K x
+// N) as chapter 09's kernel reads them, and what the kernel writes, the masters (M x N fp32) and
+// their fp16 copies, or C. At K = 256 the 64 x 64 tile reads 16 bytes of operands from L2 per
+// element, where chapter 08's tile of 128 x 256 reads 6; through the SGD epilogue the 10 bytes of
+// DRAM per element still dominate, and the trainer's step took 0.86-0.97 of its time with these
+// products here at batch 256, hidden 1024 to 8192 (docs/results/session28, call 9). The plain
+// store, 4 bytes per element against 16 of operands, stays on chapter 08's kernel (not timed).
 template <EpilogueKind kKind>
 bool weight_update_takes(const GemmProblem& p) {
-  if (p.k > wgmma::kTileK || !smem_tiling::vectorizable(p.a, p.m) ||
-      !smem_tiling::vectorizable(p.b, p.n)) {
+  const int max_k = (kKind == EpilogueKind::kSgd ? kMaxUpdateKTiles : 1) * wgmma::kTileK;
+  if (p.k > max_k || !smem_tiling::vectorizable(p.a, p.m) || !smem_tiling::vectorizable(p.b, p.n)) {
     return false;
   }
   if constexpr (kKind == EpilogueKind::kSgd) {
@@ -198,10 +223,11 @@ inline CUtensorMap master_map(const GemmProblem& p) {
                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "the master weights");
 }
 
-template <EpilogueKind kKind>
-void launch_weight_update(const GemmProblem& p, cudaStream_t stream) {
+template <EpilogueKind kKind, int kKTiles>
+void launch_weight_update_of(const GemmProblem& p, cudaStream_t stream) {
   constexpr bool kUpdate = kKind == EpilogueKind::kSgd;
-  const auto kernel = weight_update_kernel<kKind>;
+  constexpr int kUpdateSmemBytes = UpdateSmem<kKTiles>::kBytes;
+  const auto kernel = weight_update_kernel<kKind, kKTiles>;
   [[maybe_unused]] static const bool opted_in = allow_shared_memory(kernel, kUpdateSmemBytes);
   const wgmma::TensorMaps<UpdateTiles::A, UpdateTiles::B> operands(p);
   const CUtensorMap fp32 = kUpdate ? master_map(p) : warp_specialized::store_map(p);
@@ -215,6 +241,21 @@ void launch_weight_update(const GemmProblem& p, cudaStream_t stream) {
                      ((p.n + kUpdateTileCols - 1) / kUpdateTileCols);
   kernel<<<blocks, wgmma::kWarpgroupThreads, kUpdateSmemBytes, stream>>>(
       operands.a, operands.b, fp32, copy, p.n, p.epilogue.learning_rate);
+}
+
+// The kernel with as many K tiles as K has (weight_update_takes allows more than one only for
+// kSgd).
+template <EpilogueKind kKind>
+void launch_weight_update(const GemmProblem& p, cudaStream_t stream) {
+  const int k_tiles = (p.k + wgmma::kTileK - 1) / wgmma::kTileK;
+  if (kKind != EpilogueKind::kSgd || k_tiles == 1) {
+    return launch_weight_update_of<kKind, 1>(p, stream);
+  }
+  if constexpr (kKind == EpilogueKind::kSgd) {
+    if (k_tiles == 2) return launch_weight_update_of<kKind, 2>(p, stream);
+    if (k_tiles == 3) return launch_weight_update_of<kKind, 3>(p, stream);
+    launch_weight_update_of<kKind, kMaxUpdateKTiles>(p, stream);
+  }
 }
 
 }  // namespace mnist::swap_ab_split_k

@@ -105,12 +105,15 @@ struct Shape {
 // the batch: never split; no batch tile of 32) where their tiles of 64 or 128 all run at once: 200
 // x 136 x 64 and 72 x 120 x 256 (small enough for the mutants), 1024 x 784 x 32 and 200 x 4168 x
 // 200 (264 tiles) on tiles of 64, 1544 x 1000 x 136 on 208 of 128; 200 x 8456 x 136 and 1024 x 4096
-// x 1 (small enough for the mutants) fit with neither and go to chapter 08. Through the SGD
-// epilogue or the plain store, the weight gradients with K <= 64 go to chapter 09's weight update
-// instead (weight_update.cuh): 1024 x 784 x 32, 200 x 136 x 64 (one whole K tile), 1024 x 4096 x 1,
-// and 136 x 1000 x 17 (K odd, N 40 past a multiple of 64; rows of neither side a multiple of the 64
-// x 64 tile); 200 x 136 x 72, 8 past one K tile, does not. All but 1024 x 784 x 32 are small enough
-// for the mutants.
+// x 1 (small enough for the mutants) fit with neither and go to chapter 08. Through the plain
+// store, the weight gradients with K <= 64 go to chapter 09's weight update instead
+// (weight_update.cuh): 1024 x 784 x 32, 200 x 136 x 64 (one whole K tile), 1024 x 4096 x 1, and 136
+// x 1000 x 17 (K odd, N 40 past a multiple of 64; rows of neither side a multiple of the 64 x 64
+// tile); 200 x 136 x 72, 8 past one K tile, does not. Through the SGD epilogue, those with K <= 256
+// go there too, in as many K tiles as K has: 200 x 136 x 72 (two, the second 8 deep), 1544 x 1000 x
+// 136 and 200 x 8456 x 136 (three), 200 x 4168 x 200 and 72 x 120 x 256 (four). Of these, 200 x
+// 136 x 72 and 72 x 120 x 256 are small enough for the mutants, as are 200 x 136 x 64, 1024 x 4096
+// x 1 and 136 x 1000 x 17.
 const Shape kShapes[] = {
     {1, 1, 1},        {1, 1, 8},         {1, 10, 784},      {2, 3, 5},        {7, 13, 17},
     {17, 31, 29},     {31, 1, 64},       {3, 257, 10},      {100, 100, 10},   {10, 1024, 32},
@@ -636,12 +639,12 @@ SplitK swap_ab_split_k(const DispatchFacts& f, const Device& device) {
 std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const DispatchFacts& f,
                                 const Device& device) {
   const SplitK split = split_k(f, device);
-  // weight_update_takes(): the weight gradient through the SGD epilogue or the plain store, K
-  // within one K tile of 64, every matrix aligned for TMA.
-  constexpr int kWeightUpdateMaxK = 64;
+  // weight_update_takes(): the weight gradient through the SGD epilogue with K within four K tiles
+  // of 64, or the plain store with K within one, every matrix aligned for TMA.
+  const int weight_update_max_k = f.kind == EpilogueKind::kSgd ? 256 : 64;
   const bool update_or_store = f.kind == EpilogueKind::kSgd || f.kind == EpilogueKind::kStore;
   if (chapter.weight_update && f.op_a == Op::T && update_or_store &&
-      f.shape.k <= kWeightUpdateMaxK && f.operands_aligned && f.epilogue_aligned) {
+      f.shape.k <= weight_update_max_k && f.operands_aligned && f.epilogue_aligned) {
     return {{chapter.weight_update}};
   }
   if (chapter.whole_k) {
