@@ -202,7 +202,8 @@ constexpr bool kWeightUpdateBuilt = kOpA == Op::T &&
 // element, where chapter 08's tile of 128 x 256 reads 6; through the SGD epilogue the 10 bytes of
 // DRAM per element still dominate, and the trainer's step took 0.86-0.97 of its time with these
 // products here at batch 256, hidden 1024 to 8192 (docs/results/session28, call 9). The plain
-// store, 4 bytes per element against 16 of operands, stays on chapter 08's kernel (not timed).
+// store, 4 bytes per element against 16 of operands, stays on chapter 08's kernel: here at K = 256
+// it took 1.15-1.42 times as long from 2048 x 784 up (docs/results/session29, call 1).
 template <EpilogueKind kKind>
 bool weight_update_takes(const GemmProblem& p) {
   const int max_k = (kKind == EpilogueKind::kSgd ? kMaxUpdateKTiles : 1) * wgmma::kTileK;

@@ -110,10 +110,11 @@ struct Shape {
 // (weight_update.cuh): 1024 x 784 x 32, 200 x 136 x 64 (one whole K tile), 1024 x 4096 x 1, and 136
 // x 1000 x 17 (K odd, N 40 past a multiple of 64; rows of neither side a multiple of the 64 x 64
 // tile); 200 x 136 x 72, 8 past one K tile, does not. Through the SGD epilogue, those with K <= 256
-// go there too, in as many K tiles as K has: 200 x 136 x 72 (two, the second 8 deep), 1544 x 1000 x
-// 136 and 200 x 8456 x 136 (three), 200 x 4168 x 200 and 72 x 120 x 256 (four). Of these, 200 x
-// 136 x 72 and 72 x 120 x 256 are small enough for the mutants, as are 200 x 136 x 64, 1024 x 4096
-// x 1 and 136 x 1000 x 17.
+// go there too, in as many K tiles as K has: 200 x 136 x 72 (two, the second 8 deep), 72 x 120 x
+// 136, 1544 x 1000 x 136 and 200 x 8456 x 136 (three), 200 x 4168 x 200 and 72 x 120 x 256 (four).
+// Of these, 200 x 136 x 72, 72 x 120 x 136 and 72 x 120 x 256 are small enough for the mutants and
+// the sanitizer (one for each count past one), as are 200 x 136 x 64, 1024 x 4096 x 1 and 136 x
+// 1000 x 17.
 const Shape kShapes[] = {
     {1, 1, 1},        {1, 1, 8},         {1, 10, 784},      {2, 3, 5},        {7, 13, 17},
     {17, 31, 29},     {31, 1, 64},       {3, 257, 10},      {100, 100, 10},   {10, 1024, 32},
@@ -124,6 +125,7 @@ const Shape kShapes[] = {
     {130, 8200, 264}, {200, 136, 64},    {200, 4168, 200},  {200, 8456, 136}, {225, 2056, 8},
     {72, 120, 256},   {1544, 1000, 136}, {1024, 4096, 1},   {40, 48, 2056},   {32, 4232, 2048},
     {136, 1000, 17},  {200, 136, 72},    {65, 8449, 8},     {130, 4100, 8},   {129, 4230, 8},
+    {72, 120, 136},
 };
 constexpr double kSmallWork = 4.5e6;  // multiply-adds of the shapes the sanitizer runs
 bool is_small(const Shape& s) {
