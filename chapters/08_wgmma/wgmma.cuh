@@ -1,6 +1,6 @@
-// Hopper's own tensor-core instruction, introduced by chapter 07 and included by chapters 08 and
-// 09: `wgmma.mma_async` and its fences and waits, each wrapped once, the matrix descriptor it reads
-// shared memory through, and the epilogue of its accumulators.
+// Hopper's own tensor-core instruction, introduced by chapter 08 and included by every later
+// chapter: `wgmma.mma_async` and its fences and waits, each wrapped once, the matrix descriptor it
+// reads shared memory through, and the epilogue of its accumulators.
 //
 // wgmma. A warpgroup (4 consecutive warps, 128 threads) multiplies a 64 x N x 16 tile, N up to
 // 256, in one instruction. A and B come straight from shared memory, described by 64-bit matrix
@@ -17,7 +17,7 @@
 //
 // Layouts: the transpose flags. wgmma reads each operand as K-major or, for 16-bit types,
 // MN-major, chosen by its imm-trans-a / imm-trans-b operands (PTX ISA, "Shared Memory Matrix
-// Layout"), so TMA copies every tile exactly as it is stored, as chapter 03's ldmatrix.trans did:
+// Layout"), so TMA copies every tile exactly as it is stored, as chapter 07's ldmatrix.trans did:
 //   A: N  K-major   trans-a 0  one box 64 (k) x 128 (m)
 //   A: T  MN-major  trans-a 1  boxes 64 (m) x 64 (k), along m
 //   B: T  K-major   trans-b 0  one box 64 (k) x 256 (n)
@@ -26,7 +26,7 @@
 // The matrix descriptor (PTX ISA, "Matrix Descriptor Format"), addresses and offsets in 16-byte
 // units: bits 0-13 the start address, 16-29 the leading dimension byte offset (LBO), 32-45 the
 // stride dimension byte offset (SBO), 49-51 the base offset, 62-63 the swizzle mode. With the
-// 128-byte swizzle of tma.cuh (PTX ISA, "Strides"):
+// 128-byte swizzle of chapter 07's tma.cuh (PTX ISA, "Strides"):
 //   K-major   SBO = 1024, from 8 rows of M (or N) to the next 8. LBO is not used (it encodes as the
 //             1 the PTX ISA assumes): the 16 halves of K of one instruction lie within one
 //             128-byte row. K step kk starts 32 kk bytes further, inside the rows; the swizzle,
@@ -39,7 +39,7 @@
 // 8 i + 2 (l % 4) + j of the 64 x N product: chapter 03's m16n8 fragment, once per 8 columns, each
 // warp 16 rows.
 //
-// wgmma and setmaxnreg (chapter 08) belong to the sm_90a feature set, compiled only for -gencode
+// wgmma and setmaxnreg (chapter 09) belong to the sm_90a feature set, compiled only for -gencode
 // arch=compute_90a,code=sm_90a (meson.build's choice for an H100). Built for any other target the
 // kernels' bodies are a trap; gemm() never launches them there (kNeedsSm90a: common/chapter.cu
 // asks the GPU what its code was compiled for), and the trap is there should anything else try.
@@ -49,10 +49,12 @@
 
 #include <cstdint>
 
-#include "07_wgmma/tma.cuh"
+#include "07_tma/tma.cuh"
 #include "epilogue.cuh"
 
 namespace mnist::wgmma {
+
+using namespace tma;
 
 constexpr int kWgmmaM = 64;  // the shape of one wgmma.mma_async.m64n256k16
 constexpr int kWgmmaN = 256;
@@ -63,24 +65,16 @@ constexpr int kAccumulators = kWgmmaM * kWgmmaN / kWarpgroupThreads;  // 128 flo
 // 32, they and the 128 accumulators no longer fit in the registers).
 constexpr int kEpilogueGroup = 8;
 
-// The shared memory of a block of chapters 07-09: kStages stages, each the A tile (kTileM
-// rows of op(A)) then the B tile (kTileN columns of op(B)), kTileK deep, then kBarriersPerStage
-// mbarriers per stage.
-template <int kTileM, int kTileN, Op kOpA, Op kOpB, int kStages, int kBarriersPerStage>
-struct Ring {
-  using A = SmemTile<kTileM, kOpA == Op::N, kWgmmaK>;
-  using B = SmemTile<kTileN, kOpB == Op::T, kWgmmaK>;
-  static constexpr int kStageBytes = A::kBytes + B::kBytes;  // also full[s]'s bytes
-  // One warpgroup's 64 rows of op(A): contiguous in both layouts (rows 0-63 of the K-major box,
-  // or the first box of the MN-major ones).
-  static constexpr int kWarpgroupRowsBytes = kWgmmaM * kTileK * int(sizeof(__half));
-  // kSwizzleAtomBytes more than the stages and barriers take: room for ring_start's rounding.
-  static constexpr int kSmemBytes = kSwizzleAtomBytes + kStages * kStageBytes +
-                                    kBarriersPerStage * kStages * int(sizeof(uint64_t));
-  static_assert(A::kBytes % kSwizzleAtomBytes == 0 && kStageBytes % kSwizzleAtomBytes == 0 &&
-                    kWarpgroupRowsBytes % kSwizzleAtomBytes == 0,
-                "every tile, and each warpgroup's rows, start on a swizzle atom");
-};
+// One warpgroup's 64 rows of an operand tile: contiguous in both layouts (rows 0-63 of the K-major
+// box, or the first box of the MN-major ones), and a whole number of swizzle atoms.
+constexpr int kWarpgroupRowsBytes = kWgmmaM * kTileK * int(sizeof(__half));
+static_assert(kWarpgroupRowsBytes % kSwizzleAtomBytes == 0, "each warpgroup's rows on an atom");
+
+// The descriptor's offsets and the step of 16 halves of K, for a SwizzledTile (see above).
+template <class Tile>
+constexpr uint32_t kLeadingBytes = Tile::kKMajor ? 16 : Tile::kBoxBytes;
+template <class Tile>
+constexpr uint32_t kKStepBytes = Tile::kKMajor ? kWgmmaK * sizeof(__half) : kWgmmaK * kSwizzleBytes;
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -89,8 +83,8 @@ struct Ring {
 template <class Tile>
 __device__ __forceinline__ uint64_t matrix_descriptor(uint32_t address) {
   constexpr uint64_t kSwizzle128B = 1;
-  return uint64_t((address & 0x3FFFF) >> 4) | uint64_t(Tile::kLeadingBytes >> 4) << 16 |
-         uint64_t(Tile::kStrideBytes >> 4) << 32 | kSwizzle128B << 62;
+  return uint64_t((address & 0x3FFFF) >> 4) | uint64_t(kLeadingBytes<Tile> >> 4) << 16 |
+         uint64_t(kSwizzleAtomBytes >> 4) << 32 | kSwizzle128B << 62;
 }
 
 __device__ __forceinline__ void wgmma_fence() {
@@ -166,8 +160,8 @@ __device__ __forceinline__ void multiply_k_tile(float (&acc)[kAccumulators], uin
 #pragma unroll
   for (int k = 0; k < kTileK / kWgmmaK; ++k) {
     wgmma_m64n256k16<!ATile::kKMajor, !BTile::kKMajor>(
-        acc, matrix_descriptor<ATile>(a + k * ATile::kKStepBytes),
-        matrix_descriptor<BTile>(b + k * BTile::kKStepBytes), accumulate || k > 0);
+        acc, matrix_descriptor<ATile>(a + k * kKStepBytes<ATile>),
+        matrix_descriptor<BTile>(b + k * kKStepBytes<BTile>), accumulate || k > 0);
   }
   wgmma_commit();
 }
@@ -203,98 +197,6 @@ __device__ __forceinline__ void finish_accumulators(const GemmProblem& p,
       }
     }
   }
-}
-
-// Chapter 09's warpgroup tiles: 64 x N with N = 32, 64, 128 or 256, the batch on N. The same
-// steps as above, with N read off the accumulators (N / 2 floats per thread); for N = 256 they are
-// the ones above.
-template <bool kTransA, bool kTransB>
-__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[16], uint64_t a, uint64_t b,
-                                               bool accumulate) {
-  asm volatile(
-      "{\n"
-      ".reg .pred accumulate;\n"
-      "setp.ne.b32 accumulate, %18, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, "
-      "accumulate, 1, 1, %19, %20;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-        "+f"(d[14]), "+f"(d[15])
-      : "l"(a), "l"(b), "r"(int(accumulate)), "n"(int(kTransA)), "n"(int(kTransB)));
-}
-
-template <bool kTransA, bool kTransB>
-__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[32], uint64_t a, uint64_t b,
-                                               bool accumulate) {
-  asm volatile(
-      "{\n"
-      ".reg .pred accumulate;\n"
-      "setp.ne.b32 accumulate, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, "
-      "accumulate, 1, 1, %35, %36;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(a), "l"(b), "r"(int(accumulate)), "n"(int(kTransA)), "n"(int(kTransB)));
-}
-
-template <bool kTransA, bool kTransB>
-__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[64], uint64_t a, uint64_t b,
-                                               bool accumulate) {
-  asm volatile(
-      "{\n"
-      ".reg .pred accumulate;\n"
-      "setp.ne.b32 accumulate, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, "
-      "accumulate, 1, 1, %67, %68;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
-        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
-        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
-        "+f"(d[63])
-      : "l"(a), "l"(b), "r"(int(accumulate)), "n"(int(kTransA)), "n"(int(kTransB)));
-}
-
-template <bool kTransA, bool kTransB>
-__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[kAccumulators], uint64_t a, uint64_t b,
-                                               bool accumulate) {
-  wgmma_m64n256k16<kTransA, kTransB>(d, a, b, accumulate);
-}
-
-template <int kCount>
-__device__ __forceinline__ void accumulators_settled(float (&d)[kCount]) {
-#pragma unroll
-  for (int i = 0; i < kCount; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
-template <class ATile, class BTile, int kCount>
-__device__ __forceinline__ void multiply_k_tile(float (&acc)[kCount], uint32_t a, uint32_t b,
-                                                bool accumulate) {
-  wgmma_fence();
-#pragma unroll
-  for (int k = 0; k < kTileK / kWgmmaK; ++k) {
-    wgmma_m64nNk16<!ATile::kKMajor, !BTile::kKMajor>(
-        acc, matrix_descriptor<ATile>(a + k * ATile::kKStepBytes),
-        matrix_descriptor<BTile>(b + k * BTile::kKStepBytes), accumulate || k > 0);
-  }
-  wgmma_commit();
 }
 
 #endif  // sm_90a

@@ -1,24 +1,21 @@
-// Chapter 07: wgmma fed by TMA. Hopper's own tensor-core instruction and copy engine, in the
-// smallest kernel that uses them: chapter 04's ring of stages, with its copies and its MMAs
-// replaced.
+// Chapter 08: wgmma. Chapter 07's TMA ring, with mma.sync replaced by Hopper's own tensor-core
+// instruction.
 //
-// Chapters 03-06 use the tensor cores as Ampere introduced them: every warp loads its fragments
-// from shared memory into registers with ldmatrix and issues 16 x 8 x 16 mma.sync instructions,
-// and all 256 threads copy tiles with cp.async, 16 bytes each. An H100 still runs that code, but
-// at well under half of cuBLAS's speed on a large product (docs/06_fused_step.md). Hopper's
-// tensor cores reach their full rate through two new pieces:
-//   wgmma (wgmma.cuh)  a warpgroup of 4 warps multiplies 64 x 256 x 16 in one instruction, its
-//                      operands read straight from shared memory, asynchronously;
-//   TMA (tma.cuh)      one thread copies a whole tile with one instruction, which reports its
-//                      bytes to an mbarrier in shared memory.
+// Chapter 07's warps still use the tensor cores as Ampere introduced them: each loads its
+// fragments from shared memory into registers with ldmatrix and issues 16 x 8 x 16 mma.sync
+// instructions, 64 of them per warp per K tile of 64, and 64 ldmatrix to feed them. Hopper's
+// tensor cores reach their full rate only through wgmma (wgmma.cuh): a warpgroup of 4 warps
+// multiplies 64 x 256 x 16 in one instruction, its operands read straight from shared memory
+// through descriptors, asynchronously. The tiles TMA writes are already in the layout wgmma reads
+// (the 128-byte swizzle), so only the inner loop changes.
 //
 // The block: 256 threads, two warpgroups, compute a 128 x 256 tile of C, each warpgroup a 64 x 256
 // half with m64n256k16 (128 accumulator floats per thread), stepping K by 64 through a ring of
-// kStages = 4 stages of 48 KB (A 128 x 64 and B 256 x 64 halves). The loop is chapter 04's, one
-// barrier per K step, with the copies' completion now signalled on an mbarrier per stage:
+// kStages = 4 stages of 48 KiB (A 128 x 64 and B 256 x 64 halves). The loop is chapter 07's, one
+// barrier per K step, with the MMAs now in flight while the warpgroup goes on:
 //
 //   prologue: thread 0 starts K tiles 0 .. kStages - 2, each into its stage, each counting its
-//             48 KB on full[stage]
+//             48 KiB on full[stage]
 //   K step t, stage s = t % kStages:
 //     everyone  waits on full[s] (parity: the stage's use count & 1): tile t has landed
 //               wgmma.fence, 4 wgmmas on stage s, commit them as one group
@@ -27,15 +24,12 @@
 //     barrier   __syncthreads: no warpgroup still reads stage (t - 1) % kStages
 //     thread 0  starts K tile t + kStages - 1 into that stage
 //
-// Compared with chapter 04 the copies cost one thread one instruction per operand instead of every
-// thread 4-8 cp.async, and the MMAs cost a warpgroup 4 instructions per K tile with no operand
-// registers. What stays is that every thread both waits for copies and multiplies, and meets the
-// others at a barrier every K step: chapter 08 separates the two roles.
+// The MMAs cost a warpgroup 4 instructions per K tile with no operand registers. What stays is
+// that every thread both waits for copies and multiplies, and meets the others at a barrier every
+// K step: chapter 09 separates the two roles.
 //
-// When: wgmma_takes() in dispatch.cuh. On an H100 (the only GPU the chapter runs on: kNeedsSm90a
-// below) this kernel takes a product where TMA can read both operands, K is at least 4 tiles of 64
-// and chapter 06 would not split K (this kernel has no split-K). Every other product goes to
-// chapter 06's kernel, included here, unchanged.
+// When: tma_kernel_takes() in 07_tma/dispatch.cuh, as in chapter 07; every other product goes to
+// chapter 06's kernel.
 //
 // Edges. TMA writes zeros where a box reaches past the matrix (any M, N, K: the box still counts
 // all its bytes), zeros add nothing, and the epilogue skips rows and columns outside C.
@@ -44,10 +38,9 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "06_fused_step/gemm.cuh"
-#include "07_wgmma/dispatch.cuh"
-#include "07_wgmma/tma.cuh"
-#include "07_wgmma/wgmma.cuh"
+#include "07_tma/dispatch.cuh"
+#include "07_tma/tma.cuh"
+#include "08_wgmma/wgmma.cuh"
 #include "epilogue.cuh"
 #include "gemm_interface.cuh"
 #include "occupancy.cuh"
@@ -59,8 +52,7 @@ namespace mnist::wgmma {
 constexpr bool kFusedEpilogue = true;
 constexpr bool kReplayStepAsGraph = true;
 
-// wgmma and TMA: an H100-class GPU and a build with sm_90a code (common/gpu_requirements.hpp). On
-// anything else the trainer stops with one line saying so, and the tests SKIP.
+// wgmma: an H100-class GPU and a build with sm_90a code (common/gpu_requirements.hpp).
 constexpr bool kNeedsSm90a = true;
 
 constexpr int kBlockTileM = 128;                           // rows of C per block: 64 per warpgroup
@@ -69,9 +61,9 @@ constexpr int kWarpgroups = kBlockTileM / kWgmmaM;         // 2
 constexpr int kThreads = kWarpgroups * kWarpgroupThreads;  // 256
 constexpr int kStages = 4;                                 // K tiles in the shared-memory ring
 
-// The ring (wgmma.cuh): kStages stages, then one barrier per stage, full[s].
+// The ring (07_tma/tma.cuh): kStages stages, then one barrier per stage, full[s].
 template <Op kOpA, Op kOpB>
-using RingFor = Ring<kBlockTileM, kBlockTileN, kOpA, kOpB, kStages, 1>;
+using RingFor = TmaRing<kBlockTileM, kBlockTileN, kOpA, kOpB, kStages, 1>;
 
 // One block per tile of C. p is __grid_constant__ because finish_element takes it by reference:
 // the kernel then reads it where it is, without a copy per thread.
@@ -96,8 +88,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t barrier = full + stage * sizeof(uint64_t);
     const uint32_t a = ring + stage * Ring::kStageBytes;
     mbarrier_arrive_expect_tx(barrier, Ring::kStageBytes);
-    load_tile<typename Ring::A>(map_a, a, row0, t * kTileK, barrier);
-    load_tile<typename Ring::B>(map_b, a + Ring::A::kBytes, col0, t * kTileK, barrier);
+    tma_load_tile<typename Ring::A>(map_a, a, row0, t * kTileK, barrier);
+    tma_load_tile<typename Ring::B>(map_b, a + Ring::A::kBytes, col0, t * kTileK, barrier);
   };
 
   if (threadIdx.x == 0) {
@@ -113,7 +105,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     mbarrier_wait(full + stage * sizeof(uint64_t), t / kStages % 2);  // tile t has landed
     const uint32_t a = ring + stage * Ring::kStageBytes;  // the stage: A tile, then B tile
     multiply_k_tile<typename Ring::A, typename Ring::B>(
-        acc, a + warpgroup * Ring::kWarpgroupRowsBytes, a + Ring::A::kBytes, t > 0);
+        acc, a + warpgroup * kWarpgroupRowsBytes, a + Ring::A::kBytes, t > 0);
     wgmma_wait<1>();  // this warpgroup's wgmmas of step t - 1 are done
     __syncthreads();  // and every warpgroup's: stage (t - 1) % kStages is free
     if (threadIdx.x == 0) load_stage(t + kStages - 1);
@@ -137,7 +129,7 @@ void launch_wgmma(const GemmProblem& p, cudaStream_t stream) {
 }
 
 inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
-  launch_wgmma_or_fused_step(p, stream, [&](auto op_a, auto op_b, auto kind) {
+  launch_or_fall_back(p, stream, [&](auto op_a, auto op_b, auto kind) {
     launch_wgmma<decltype(op_a)::value, decltype(op_b)::value, decltype(kind)::value>(p, stream);
   });
 }

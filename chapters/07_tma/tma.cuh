@@ -1,34 +1,23 @@
 // Hopper's copy engine (TMA) and the barrier it reports to (mbarrier), introduced by chapter 07
-// and included by chapters 08 and 09: each instruction wrapped once, the host side that describes a
-// matrix to the copy engine, and the layout of an operand's tile as the copy engine writes it.
+// and included by every later chapter: each instruction wrapped once, the tensor map that
+// describes a matrix to the copy engine, and the swizzled tiles it writes, in a ring of stages.
 //
 // TMA. `cp.async.bulk.tensor` copies a whole box of a matrix (here up to 256 x 64 halves) from
-// global to shared memory: one instruction from one thread, where chapter 04 needed 256 threads
-// issuing 16 bytes each. The copy engine computes the addresses from a "tensor map" made on the
-// host (cuTensorMapEncodeTiled: the matrix's base, sizes and row stride, the box shape), fills
-// what lies outside the matrix with zeros, and lays the box out for conflict-free reads (the
-// swizzle below). It reports completion as a count of bytes to an mbarrier in shared memory.
+// global to shared memory: one instruction from one thread. The engine computes the addresses
+// from a tensor map made on the host (the matrix's base, sizes, row stride and box shape), fills
+// what lies outside the matrix with zeros, and counts the bytes it wrote on an mbarrier.
 //
-// mbarrier (PTX ISA, "Parallel Synchronization and Communication Instructions: mbarrier"). A
-// barrier object in shared memory that counts arrivals and, with expect_tx, transaction bytes, of
-// its current phase; when both are complete the phase completes and the next one begins. A waiter
-// names the phase it waits for by its parity: `mbarrier.try_wait.parity P` returns once the
-// latest phase of parity P has completed. A stage of a ring used for the k-th time waits for phase
-// k, parity k & 1. The arrival releases and the wait acquires, so what the copy wrote is visible
-// to the waiters after their wait.
+// mbarrier. A barrier object in shared memory that counts arrivals and, with expect_tx,
+// transaction bytes, of its current phase; when both are complete the phase completes and the
+// next begins. A waiter names the phase by its parity: a stage used for the k-th time waits for
+// phase k, parity k & 1. The arrival releases and the wait acquires, so what the copy wrote is
+// visible to the waiters after their wait (PTX ISA, "mbarrier").
 //
-// The 128-byte swizzle. wgmma reads 8 rows of 16 bytes at a time, like ldmatrix, and TMA cannot
-// pad rows as chapter 02 did; instead both sides agree on a permutation. Every row of a box is
-// 128 bytes (64 halves: a box's inner size is limited to the swizzle span, which is why K steps
-// by 64 and why MN-major tiles come in boxes 64 wide), eight 16-byte chunks, and chunk c of row r
-// is stored at position c ^ (r % 8): the 8 rows of a 1024-byte "swizzle atom" spread every chunk
-// column over all 32 banks.
-//
-//   row 0:  c0 c1 c2 c3 c4 c5 c6 c7        TMA writes this (CU_TENSOR_MAP_SWIZZLE_128B) and wgmma
-//   row 1:  c1 c0 c3 c2 c5 c4 c7 c6        reads it (descriptor swizzle mode 1); both apply it to
-//   row 2:  c2 c3 c0 c1 c6 c7 c4 c5        address bits (chunk bits 4-6 XOR row bits 7-9), so
-//   ...                                    every stage starts 1024-byte aligned.
-//   row 7:  c7 c6 c5 c4 c3 c2 c1 c0
+// The 128-byte swizzle. Readers take 8 rows of 16 bytes at a time, and TMA cannot pad rows as
+// chapter 02 did. Every box row is 128 bytes (64 halves: the swizzle span, the most a box row may
+// be), eight 16-byte chunks, and chunk c of row r is stored at c ^ (r % 8), so 8 rows of one chunk
+// hit 8 different slots (docs/07_tma.md draws it). TMA applies it to address bits, so every tile
+// starts on a 1024-byte "swizzle atom" of 8 rows.
 #pragma once
 
 #include <cuda.h>
@@ -43,47 +32,66 @@
 #include "cuda_check.cuh"
 #include "gemm_interface.cuh"
 
-namespace mnist::wgmma {
+namespace mnist::tma {
 
 constexpr int kSwizzleBytes = 128;  // the swizzle span: one row of a box
 constexpr int kSwizzleHalves = kSwizzleBytes / int(sizeof(__half));  // 64
 constexpr int kSwizzleAtomBytes = 8 * kSwizzleBytes;  // 1024: 8 rows, where the pattern repeats
 constexpr int kTileK = kSwizzleHalves;  // K per tile: a K-major box row is one swizzled row
 
+// Where byte `byte` of row `row` of a box of 128-byte rows lies in shared memory, swizzled: its
+// 16-byte chunk c at c ^ (row % 8).
+__host__ __device__ constexpr int swizzled(int row, int byte) {
+  return row * kSwizzleBytes + ((byte / 16) ^ (row % 8)) * 16 + byte % 16;
+}
+
 // One operand's tile in shared memory: kTileMn rows of op(A) (or columns of op(B)) by kTileK, as
 // TMA boxes. K-major (k contiguous: A: N, B: T): one box, kTileK halves wide and kTileMn high.
 // MN-major (A: T, B: N): kTileMn / 64 boxes, 64 halves of M (N) wide and kTileK high, one after
-// another along M (N). kKStep halves of K further is kKStepBytes further (how wgmma.cuh steps
-// through the tile); kLeadingBytes and kStrideBytes are the matrix descriptor's two offsets
-// (wgmma.cuh explains them).
-template <int kTileMn, bool kKMajorLayout, int kKStep>
-struct SmemTile {
+// another along M (N).
+template <int kTileMn, bool kKMajorLayout>
+struct SwizzledTile {
   static constexpr bool kKMajor = kKMajorLayout;
   static constexpr int kBoxInner = kKMajor ? kTileK : kSwizzleHalves;  // the contiguous one
   static constexpr int kBoxOuter = kKMajor ? kTileMn : kTileK;
   static constexpr int kBoxes = kKMajor ? 1 : kTileMn / kSwizzleHalves;
   static constexpr int kBoxBytes = kBoxInner * kBoxOuter * int(sizeof(__half));
   static constexpr int kBytes = kBoxes * kBoxBytes;
-  static constexpr uint32_t kLeadingBytes = kKMajor ? 16 : kBoxBytes;
-  static constexpr uint32_t kStrideBytes = kSwizzleAtomBytes;
-  static constexpr uint32_t kKStepBytes =
-      kKMajor ? kKStep * sizeof(__half) : kKStep * kSwizzleBytes;
+  // The byte offset of element (mn, k) of op(X)'s tile: its box, then its stored row (k for
+  // MN-major, mn for K-major) and column, swizzled.
+  __host__ __device__ static constexpr int offset(int mn, int k) {
+    const int row = kKMajor ? mn : k, col = kKMajor ? k : mn % kSwizzleHalves;
+    const int box = kKMajor ? 0 : mn / kSwizzleHalves;
+    return box * kBoxBytes + swizzled(row, col * int(sizeof(__half)));
+  }
   static_assert(kBoxInner * int(sizeof(__half)) <= kSwizzleBytes && kBoxOuter <= 256,
                 "TMA box limits (cuTensorMapEncodeTiled, 128-byte swizzle)");
   static_assert(kBoxBytes % kSwizzleAtomBytes == 0, "every box starts on a swizzle atom");
 };
 
-// The instructions below exist from sm_90 on; chapters 07 and 08 compile their device code only
-// for the sm_90a feature set (wgmma.cuh says why).
+// A block's shared memory: kStages stages, each the A tile (kTileM rows of op(A)) then the B tile
+// (kTileN columns of op(B)), then kBarriersPerStage mbarriers per stage.
+template <int kTileM, int kTileN, Op kOpA, Op kOpB, int kStages, int kBarriersPerStage>
+struct TmaRing {
+  using A = SwizzledTile<kTileM, kOpA == Op::N>;
+  using B = SwizzledTile<kTileN, kOpB == Op::T>;
+  static constexpr int kStageBytes = A::kBytes + B::kBytes;  // also full[s]'s bytes
+  // kSwizzleAtomBytes more than the stages and barriers take: room for ring_start's rounding.
+  static constexpr int kSmemBytes = kSwizzleAtomBytes + kStages * kStageBytes +
+                                    kBarriersPerStage * kStages * int(sizeof(uint64_t));
+  static_assert(A::kBytes % kSwizzleAtomBytes == 0, "every tile starts on a swizzle atom");
+};
+
+// The instructions below exist from sm_90 on; chapters 07 on compile their device code only for
+// the sm_90a feature set (meson.build; gemm.cuh says why).
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 __device__ __forceinline__ uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// The shared address of a ring of swizzled boxes in dynamic shared memory `smem`: rounded up to a
-// swizzle atom, since dynamic shared memory starts only 16-byte aligned (Ring::kSmemBytes in
-// wgmma.cuh reserves the room).
+// Where a ring of swizzled tiles starts in dynamic shared memory (only 16-byte aligned): rounded up
+// to a swizzle atom, in the room TmaRing::kSmemBytes reserves.
 __device__ __forceinline__ uint32_t ring_start(const void* smem) {
   return (shared_address(smem) + kSwizzleAtomBytes - 1) & ~uint32_t(kSwizzleAtomBytes - 1);
 }
@@ -93,11 +101,8 @@ __device__ __forceinline__ void mbarrier_init(uint32_t barrier, int arrivals) {
                : "memory");
 }
 
-// Makes the barriers' initialisation visible to the copy engine. The copy engine works in the
-// "async proxy", a path to memory of its own, and ordinary stores (the "generic proxy", which
-// mbarrier.init writes through) are not ordered with it: without this fence its first complete_tx
-// could meet a barrier it does not yet see initialised (PTX ISA, "Memory Consistency Model":
-// proxies).
+// Orders this thread's ordinary ("generic proxy") shared-memory writes, mbarrier.init's among
+// them, before the copy engine's ("async proxy") accesses (PTX ISA, "Memory Consistency Model").
 __device__ __forceinline__ void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
@@ -108,12 +113,8 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t barrier, uint
                : "memory");
 }
 
-__device__ __forceinline__ void mbarrier_arrive(uint32_t barrier) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(barrier) : "memory");
-}
-
-// Returns once the latest phase of parity `parity` has completed. try_wait itself suspends the
-// thread for a while before it reports "not yet", so the loop does not spin hot.
+// Returns once the latest phase of parity `parity` has completed (try_wait suspends the thread a
+// while before it reports "not yet").
 __device__ __forceinline__ void mbarrier_wait(uint32_t barrier, uint32_t parity) {
   uint32_t done = 0;
   while (!done) {
@@ -143,8 +144,8 @@ __device__ __forceinline__ void tma_load(uint32_t destination, const CUtensorMap
 // Starts copying the Tile of an operand whose op(X) tile starts at (mn0, k0) to `destination`,
 // box by box; the boxes count their bytes on `barrier`, also where they reach past the matrix.
 template <class Tile>
-__device__ __forceinline__ void load_tile(const CUtensorMap& map, uint32_t destination, int mn0,
-                                          int k0, uint32_t barrier) {
+__device__ __forceinline__ void tma_load_tile(const CUtensorMap& map, uint32_t destination, int mn0,
+                                              int k0, uint32_t barrier) {
 #pragma unroll
   for (int box = 0; box < Tile::kBoxes; ++box) {
     if (Tile::kKMajor) {
@@ -157,8 +158,7 @@ __device__ __forceinline__ void load_tile(const CUtensorMap& map, uint32_t desti
 
 #endif  // sm_90a
 
-// cuTensorMapEncodeTiled is a driver function; the runtime hands out its address, so that the
-// build needs no link against libcuda.
+// cuTensorMapEncodeTiled is a driver function; the runtime hands out its address (no libcuda link).
 inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   static const PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
     void* function = nullptr;
@@ -204,8 +204,7 @@ CUtensorMap make_tensor_map(const __half* x, int row_length, int rows) {
                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "an operand");
 }
 
-// The tensor maps of a problem's two operands, each as stored: rows of k (K-major) or of m or n
-// (MN-major).
+// The tensor maps of a problem's operands, each as stored: rows of k (K-major) or of m, n.
 template <class ATile, class BTile>
 struct TensorMaps {
   CUtensorMap a, b;
@@ -216,4 +215,4 @@ struct TensorMaps {
                          : make_tensor_map<BTile>(p.b, p.n, p.k)) {}
 };
 
-}  // namespace mnist::wgmma
+}  // namespace mnist::tma

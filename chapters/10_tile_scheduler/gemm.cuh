@@ -1,80 +1,53 @@
-// Chapter 08: warp specialisation. Chapter 07's wgmma and TMA, with the copying and the
-// multiplying given to different warpgroups, blocks that stay for many tiles, and the stored result
-// sent out by TMA.
+// Chapter 10: the tile scheduler. Chapter 09's producer and consumers, in blocks that stay for
+// many tiles, in an order that shares L2, with the stored result sent out by TMA.
 //
-// In chapter 07 every thread did both jobs: each K step all 256 threads waited for a copy, issued
-// their wgmmas, then met at __syncthreads so that thread 0 could refill the freed stage. The
-// barrier makes the two warpgroups wait for each other every 64 of K, and the next copy starts only
-// after the slowest one is done. Since one thread issues all the copies, the roles can separate:
-//
-//   producer: warpgroup 0 (thread 0 works)       consumers: warpgroups 1 and 2
-//   for K tile t of the block, s = t % 4:        for K tile t, s = t % 4:
-//     wait on empty[s]: stage s is free             wait on full[s]: stage s has landed
-//     arrive on full[s], expecting 48 KB            wgmmas on stage s, committed as one group
-//     TMA: A tile -> stage s, B tile -> stage s     wait_group 1: tile t-1's group is done, so
-//       (the copies count their bytes on full[s])     arrive on empty[(t-1) % 4]
-//
-// The producer and the consumers meet only at two mbarriers per stage, never at __syncthreads:
-//   full[s]:  a phase completes with 1 arrival (the producer's expect_tx) and 48 KB of TMA bytes
-//   empty[s]: a phase completes with 8 arrivals (lane 0 of every consumer warp)
-// Stage s is used for the k-th time by the block's K tile t = 4 k + s, counted through all the
-// tiles of the block, and that use is phase k of both its barriers. So the consumers wait on
-// full[s] with parity k & 1, and the producer, before its k-th fill, waits for the consumers'
-// (k-1)-th release, phase k - 1 of empty[s], parity (k & 1) ^ 1. For k = 0 there is nothing to
-// wait for, and none is needed: on a fresh barrier, whose phase 0 is still running, a wait for
-// parity 1 returns at once (the phase before phase 0 counts as complete).
-//
-// Registers (PTX ISA, "setmaxnreg"). The producer needs few registers and the consumers' 128
-// accumulators many. 384 threads at one block per SM may use 168 registers each (65536 / 384, down
-// to a multiple of 8), so the producer warpgroup gives registers back to the block's pool
-// (setmaxnreg.dec to 40) and the consumers take them (setmaxnreg.inc to 232): 128 x 40 +
-// 256 x 232 = 384 x 168.
+// In chapter 09 a block computes one tile and ends: its epilogue runs while its tensor cores
+// idle, the next block's prologue waits for the SM, and the tiles that run at once are a band of
+// rows of C, every one of them reading all of B from memory.
 //
 // Schedule: persistent, grouped. The kernel launches one block per SM, and block b computes the
 // tiles b, b + grid, b + 2 grid, ... of C; its producer keeps loading the next tile while the
-// consumers finish the last one. The tiles are numbered in groups of 16 tile rows, column by
-// column within a group, so that the ~132 tiles computed at once share their operands in L2: at
-// 8192^3 they read 2048 rows of A and ~2100 columns of B, where row by row they would read ~530
-// rows of A and all 8192 columns of B.
+// consumers finish the last one. The stage and phase counters run on through all the tiles of the
+// block. The tiles are numbered in groups of 16 tile rows, column by column within a group, so
+// that the ~132 tiles computed at once share their operands in L2: at 8192^3 they read 2048 rows
+// of A and ~2100 columns of B, where row by row they would read ~530 rows of A and all 8192
+// columns of B.
 //
-// The stored result. In chapter 07 a plain product (kStore, the square benchmarks') leaves as 64
-// scattered 8-byte stores per thread, while the tensor cores wait; on the H100 a copy of this
-// kernel that stores nothing (its results still used) runs 3-13% faster than this one does
-// (docs/08_warp_specialized.md), so the store is worth overlapping. Here each consumer writes 32
-// columns of its 64 rows into a staging box in shared memory, in the swizzled layout TMA reads,
-// and one thread hands the box to the copy engine, which writes whole lines of C while the
-// warpgroup fills the next box; two boxes per consumer, so the last ones of a tile are still
-// leaving while the next tile's main loop starts (store_accumulators). The stores ask L2 to give
-// C's lines up first (l2_evict_first): where C is most of the bytes, as in the weight gradients
-// with K = 256, 8192 x 8192 x 256 took 0.88 times as long as without the hint, and the squares as
-// long within their drift (docs/results/session28, call 2). The fused epilogues of training keep
-// chapter 07's stores.
+// The stored result. A plain product (kStore, the square benchmarks') leaves chapter 09's
+// consumers as 64 scattered 8-byte stores per thread, while the tensor cores wait. Here each
+// consumer writes 32 columns of its 64 rows into a staging box in shared memory, in the swizzled
+// layout TMA reads, and one thread hands the box to the copy engine (tma_store.cuh), which writes
+// whole lines of C while the warpgroup fills the next box; two boxes per consumer, so the last
+// ones of a tile are still leaving while the next tile's main loop starts. The stores ask L2 to
+// give C's lines up first (l2_evict_first). The fused epilogues of training keep chapter 08's
+// stores.
 //
-// When: the products chapter 07's kernel takes (wgmma_takes in 07_wgmma/dispatch.cuh); the
-// others go to chapter 06's kernel. The rest is chapter 07's (wgmma.cuh, tma.cuh).
+// When: the products chapter 07's kernel takes (tma_kernel_takes in 07_tma/dispatch.cuh); the
+// others go to chapter 06's kernel.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 
-#include "06_fused_step/gemm.cuh"
-#include "07_wgmma/dispatch.cuh"
-#include "07_wgmma/tma.cuh"
-#include "07_wgmma/wgmma.cuh"
+#include "07_tma/dispatch.cuh"
+#include "07_tma/tma.cuh"
+#include "08_wgmma/wgmma.cuh"
+#include "09_warp_specialized/roles.cuh"
+#include "10_tile_scheduler/tma_store.cuh"
 #include "epilogue.cuh"
 #include "gemm_interface.cuh"
 #include "occupancy.cuh"
 
-namespace mnist::warp_specialized {
+namespace mnist::tile_scheduler {
 
 using namespace wgmma;
+using namespace warp_specialized;
 
 // The kernels apply the epilogue (gemm_interface.cuh) themselves, and the trainer replays each
 // step as a CUDA graph, as from chapter 06 on.
 constexpr bool kFusedEpilogue = true;
 constexpr bool kReplayStepAsGraph = true;
 
-// Chapter 07's instructions and setmaxnreg: an H100-class GPU and a build with sm_90a code.
+// Chapter 08's instructions and setmaxnreg: an H100-class GPU and a build with sm_90a code.
 constexpr bool kNeedsSm90a = true;
 
 constexpr int kBlockTileM = 128;      // rows of C per block tile: 64 per consumer warpgroup
@@ -84,13 +57,10 @@ constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;       // 384, the
 constexpr int kConsumerWarps = kConsumers * kWarpgroupThreads / 32;  // 8 arrivals empty a stage
 constexpr int kStages = 4;                                  // K tiles in the shared-memory ring
 constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;  // 168 per thread at one block per SM
-constexpr int kProducerRegisters = 40;                      // per thread after setmaxnreg.dec
-constexpr int kConsumerRegisters = 232;                     // per thread after setmaxnreg.inc
 constexpr int kGroupTileRows = 16;                          // tile rows per group of the tile order
 // The stored result (kStore) leaves through shared memory: per consumer two staging buffers of one
-// TMA box each, 32 columns (128 bytes of floats, the swizzle span) by the consumer's 64 rows.
-constexpr int kStoreBoxColumns = kSwizzleBytes / int(sizeof(float));             // 32
-constexpr int kStoreBoxBytes = kStoreBoxColumns * kWgmmaM * int(sizeof(float));  // 8 KB
+// TMA box each, kStoreBoxColumns (tma_store.cuh) by the consumer's 64 rows.
+constexpr int kStoreBoxBytes = kStoreBoxColumns * kWgmmaM * int(sizeof(float));  // 8 KiB
 constexpr int kStoreBuffers = 2;
 constexpr int kStagingBytes = kConsumers * kStoreBuffers * kStoreBoxBytes;  // 32 KB
 static_assert(kProducerRegisters * kWarpgroupThreads +
@@ -98,10 +68,10 @@ static_assert(kProducerRegisters * kWarpgroupThreads +
                   kLaunchRegisters * kThreads,
               "setmaxnreg can only hand out the registers the block was launched with");
 
-// The ring (wgmma.cuh): kStages stages, then two barriers per stage, full[kStages] and
+// The ring (07_tma/tma.cuh): kStages stages, then two barriers per stage, full[kStages] and
 // empty[kStages].
 template <Op kOpA, Op kOpB>
-using RingFor = Ring<kBlockTileM, kBlockTileN, kOpA, kOpB, kStages, 2>;
+using RingFor = TmaRing<kBlockTileM, kBlockTileN, kOpA, kOpB, kStages, 2>;
 
 // The block's shared memory: the ring's stages, the staging buffers, then the ring's barriers.
 template <class Ring>
@@ -114,16 +84,6 @@ __host__ __device__ inline int tile_count(const GemmProblem& p) {
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-template <int kRegisters>
-__device__ __forceinline__ void setmaxnreg_dec() {
-  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
-}
-
-template <int kRegisters>
-__device__ __forceinline__ void setmaxnreg_inc() {
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegisters));
-}
-
 // The first row and column of C of tile `tile` in the grouped order: groups of kGroupTileRows
 // tile rows (the last group may have fewer), numbered column by column within a group.
 __device__ __forceinline__ void tile_origin(const GemmProblem& p, int tile, int& row0, int& col0) {
@@ -135,59 +95,6 @@ __device__ __forceinline__ void tile_origin(const GemmProblem& p, int tile, int&
   const int in_group = tile % per_group;
   row0 = (first_row + in_group % group_rows) * kBlockTileM;
   col0 = in_group / group_rows * kBlockTileN;
-}
-
-// An L2 cache policy (PTX ISA, "createpolicy") under which the lines a copy writes are the first
-// L2 gives up when it needs room. C is written once and read by no block of the kernel: its lines
-// should leave for DRAM before the operand tiles, which the group's other tiles read again.
-__device__ __forceinline__ uint64_t l2_evict_first() {
-  uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-  return policy;
-}
-
-// TMA's store: the box of the stored matrix whose first element is (inner, outer), from shared
-// memory at `source`, in this thread's current bulk group, its lines cached in L2 under `policy`.
-// The copy engine skips what lies outside the matrix.
-__device__ __forceinline__ void tma_store(const CUtensorMap& map, int inner, int outer,
-                                          uint32_t source, uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], "
-      "%4;\n" ::"l"(reinterpret_cast<uint64_t>(&map)),
-      "r"(inner), "r"(outer), "r"(source), "l"(policy)
-      : "memory");
-}
-
-__device__ __forceinline__ void bulk_commit() {
-  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-}
-
-// Returns once at most kPending of this thread's bulk groups have still to read their source.
-template <int kPending>
-__device__ __forceinline__ void bulk_wait_read() {
-  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
-}
-
-// Returns once all of this thread's bulk groups are complete: their writes done.
-__device__ __forceinline__ void bulk_wait_all() {
-  asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
-}
-
-// A barrier of consumer warpgroup `consumer` alone (named barrier 1 + consumer; __syncthreads uses
-// 0): the producer and the other consumer go on. The barrier's number is written into the
-// instruction: given in a register, ptxas reserves all 16 of the block's barriers.
-__device__ __forceinline__ void warpgroup_sync(int consumer) {
-  if (consumer == 0) {
-    asm volatile("bar.sync 1, %0;\n" ::"n"(kWarpgroupThreads) : "memory");
-  } else {
-    asm volatile("bar.sync 2, %0;\n" ::"n"(kWarpgroupThreads) : "memory");
-  }
-}
-
-// Byte `byte` of row `row` of a box of 128-byte rows, where the 128-byte swizzle of tma.cuh puts
-// it: 16-byte chunk j of row r at j ^ (r % 8).
-__device__ __forceinline__ int swizzled(int row, int byte) {
-  return row * kSwizzleBytes + ((byte / 16) ^ (row % 8)) * 16 + byte % 16;
 }
 
 // The consumer's 64 x 256 accumulators, whose first element is (row0, col0) of C, stored by TMA
@@ -246,8 +153,8 @@ __device__ __forceinline__ void produce(const CUtensorMap& map_a, const CUtensor
       mbarrier_wait(empty + stage * sizeof(uint64_t), phase ^ 1);  // the previous use is read
       mbarrier_arrive_expect_tx(full_barrier, Ring::kStageBytes);
       const uint32_t a = ring + stage * Ring::kStageBytes;
-      load_tile<typename Ring::A>(map_a, a, row0, t * kTileK, full_barrier);
-      load_tile<typename Ring::B>(map_b, a + Ring::A::kBytes, col0, t * kTileK, full_barrier);
+      tma_load_tile<typename Ring::A>(map_a, a, row0, t * kTileK, full_barrier);
+      tma_load_tile<typename Ring::B>(map_b, a + Ring::A::kBytes, col0, t * kTileK, full_barrier);
       if (++stage == kStages) stage = 0, phase ^= 1;
     }
   }
@@ -272,7 +179,7 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, uint
       mbarrier_wait(full + stage * sizeof(uint64_t), phase);  // its bytes have landed
       const uint32_t a = ring + stage * Ring::kStageBytes;    // the stage: A tile, then B tile
       multiply_k_tile<typename Ring::A, typename Ring::B>(
-          acc, a + consumer * Ring::kWarpgroupRowsBytes, a + Ring::A::kBytes, t > 0);
+          acc, a + consumer * kWarpgroupRowsBytes, a + Ring::A::kBytes, t > 0);
       wgmma_wait<1>();  // K tile t - 1's wgmmas are done: its stage goes back to the producer
       if (t > 0 && lane == 0) mbarrier_arrive(empty + previous * sizeof(uint64_t));
       previous = stage;
@@ -331,17 +238,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// TMA can store C: its rows a multiple of 16 bytes, its start 16-byte aligned.
-inline bool stores_by_tma(const GemmProblem& p) {
-  return p.n % 4 == 0 && reinterpret_cast<uintptr_t>(p.c) % 16 == 0;
-}
-
-// The tensor map of C for store_accumulators: boxes of 32 columns by 64 rows, 128-byte swizzle.
-inline CUtensorMap store_map(const GemmProblem& p) {
-  return encode_tensor_map(p.c, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, int(sizeof(float)), p.n, p.m,
-                           kStoreBoxColumns, kWgmmaM, CU_TENSOR_MAP_L2_PROMOTION_NONE, "C");
-}
-
 template <Op kOpA, Op kOpB, EpilogueKind kKind>
 void launch_warp_specialized(const GemmProblem& p, cudaStream_t stream) {
   using Ring = RingFor<kOpA, kOpB>;
@@ -356,10 +252,10 @@ void launch_warp_specialized(const GemmProblem& p, cudaStream_t stream) {
 }
 
 inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
-  launch_wgmma_or_fused_step(p, stream, [&](auto op_a, auto op_b, auto kind) {
+  launch_or_fall_back(p, stream, [&](auto op_a, auto op_b, auto kind) {
     launch_warp_specialized<decltype(op_a)::value, decltype(op_b)::value, decltype(kind)::value>(
         p, stream);
   });
 }
 
-}  // namespace mnist::warp_specialized
+}  // namespace mnist::tile_scheduler
