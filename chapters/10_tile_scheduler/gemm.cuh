@@ -203,7 +203,7 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, uint
 // reference: the kernel then reads it where it is, without a copy per thread.
 template <Op kOpA, Op kOpB, EpilogueKind kKind>
 __global__ void __launch_bounds__(kThreads, 1)
-    warp_specialized_gemm_kernel(const __grid_constant__ CUtensorMap map_a,
+    tile_scheduler_gemm_kernel(const __grid_constant__ CUtensorMap map_a,
                                  const __grid_constant__ CUtensorMap map_b,
                                  const __grid_constant__ CUtensorMap map_c, bool store_by_tma,
                                  const __grid_constant__ GemmProblem p) {
@@ -239,10 +239,10 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 template <Op kOpA, Op kOpB, EpilogueKind kKind>
-void launch_warp_specialized(const GemmProblem& p, cudaStream_t stream) {
+void launch_tile_scheduler(const GemmProblem& p, cudaStream_t stream) {
   using Ring = RingFor<kOpA, kOpB>;
   // The persistent grid: as many blocks as the GPU runs at once (one per SM).
-  const auto kernel = warp_specialized_gemm_kernel<kOpA, kOpB, kKind>;
+  const auto kernel = tile_scheduler_gemm_kernel<kOpA, kOpB, kKind>;
   static const int resident = resident_blocks(kernel, kThreads, kSmemBytes<Ring>);
   const TensorMaps<typename Ring::A, typename Ring::B> maps(p);
   const bool store_by_tma = kKind == EpilogueKind::kStore && stores_by_tma(p);
@@ -253,7 +253,7 @@ void launch_warp_specialized(const GemmProblem& p, cudaStream_t stream) {
 
 inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
   launch_or_fall_back(p, stream, [&](auto op_a, auto op_b, auto kind) {
-    launch_warp_specialized<decltype(op_a)::value, decltype(op_b)::value, decltype(kind)::value>(
+    launch_tile_scheduler<decltype(op_a)::value, decltype(op_b)::value, decltype(kind)::value>(
         p, stream);
   });
 }

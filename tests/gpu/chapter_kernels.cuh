@@ -16,10 +16,10 @@ struct ChapterKernels {
   // Its split-K reduction, where the chapter splits K itself (choose_split in
   // chapters/05_split_k/split_k.cuh); null otherwise.
   const char* sum_splits;
-  // Takes only the products wgmma_takes() allows (chapters/07_wgmma/dispatch.cuh: operands TMA
+  // Takes only the products tma_kernel_takes() allows (chapters/07_tma/dispatch.cuh: operands TMA
   // can read, K of 4 tiles or more, no split by chapter 06) and gives every other product to
   // chapter 06's kernels.
-  bool wgmma_dispatch;
+  bool tma_dispatch;
   // Chapter 09: the same kernel as `kernel` for the products it does not split along K (`kernel`
   // splits K and adds the splits itself). The two take only the products swap_ab_takes() allows
   // (chapters/09_swap_ab_split_k/dispatch.cuh: A not transposed, M <= 256, operands TMA can read)
@@ -50,9 +50,11 @@ const ChapterKernels kChapterKernels[] = {
     // 06: chapter 05's scheme with the epilogue in both kernels.
     {"06_fused_step", "mnist::fused_step::fused_gemm_kernel",
      "mnist::fused_step::sum_splits_kernel", false},
-    // 07, 08: their own kernel for what wgmma_takes(), chapter 06's (kChapter06) for the rest.
-    {"07_wgmma", "mnist::wgmma::wgmma_gemm_kernel", nullptr, true},
-    {"08_warp_specialized", "mnist::warp_specialized::warp_specialized_gemm_kernel", nullptr, true},
+    // 07-10: their own kernel for what tma_kernel_takes(), chapter 06's (kChapter06) for the rest.
+    {"07_tma", "mnist::tma::tma_gemm_kernel", nullptr, true},
+    {"08_wgmma", "mnist::wgmma::wgmma_gemm_kernel", nullptr, true},
+    {"09_warp_specialized", "mnist::warp_specialized::warp_specialized_gemm_kernel", nullptr, true},
+    {"10_tile_scheduler", "mnist::tile_scheduler::tile_scheduler_gemm_kernel", nullptr, true},
     // 09: the weight update for the weight gradients it takes; its own kernel, K split or whole,
     // for what swap_ab_takes(), chapter 08's rule for the rest.
     {"09_swap_ab_split_k", "mnist::swap_ab_split_k::swap_ab_split_k_gemm_kernel", nullptr, false,
@@ -65,9 +67,9 @@ const ChapterKernels kChapterKernels[] = {
      "mnist::persistent_step::persistent_training_kernel",
      "mnist::persistent_step::on_chip_training_kernel"},
 };
-// What chapters 07 and 08 fall back to, and what chapter 09 falls back to.
+// What chapters 07-10 fall back to, and what the skinny-product chapters fall back to.
 const ChapterKernels& kChapter06 = kChapterKernels[5];
-const ChapterKernels& kChapter08 = kChapterKernels[7];
+const ChapterKernels& kChapter08 = kChapterKernels[9];
 
 // gemm()'s separate epilogue pass of the chapters that do not fuse it (common/epilogue.cu).
 const char* const kEpiloguePass = "mnist::epilogue_kernel";

@@ -664,8 +664,8 @@ std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const Di
     }
     return by_split(swap_ab_split_k(f, device), {chapter.whole_k}, {chapter.kernel});
   }
-  if (chapter.wgmma_dispatch) {
-    // wgmma_takes(): with aligned operands and K >= 4 tiles of 64, every product that chapter 06
+  if (chapter.tma_dispatch) {
+    // tma_kernel_takes(): with aligned operands and K >= 4 tiles of 64, every product that chapter 06
     // would not split; chapter 06's kernels take everything else. (The test runs these chapters
     // only on an H100 with sm_90a code: elsewhere it SKIPs.)
     constexpr int kMinK = 4 * 64;
@@ -688,7 +688,7 @@ std::vector<Path> every_path(const testing::ChapterKernels& chapter) {
     paths.push_back({chapter.weight_update});
     return paths;
   }
-  if (chapter.wgmma_dispatch) {
+  if (chapter.tma_dispatch) {
     std::vector<Path> paths = every_path(testing::kChapter06);
     paths.push_back({chapter.kernel});
     return paths;
@@ -886,7 +886,7 @@ const Misaligned kMisaligned[] = {{{40, 66, 1024}, 1, 1},
 // chapter 09 has its own wgmma kernel and chapter 08's). With it, chapter 02's racecheck run
 // outlasted 300 s on the H100; without it, it passed within 4 minutes.
 void check_misaligned(float* workspace, SplitMix64& rng, Launches& launches, bool sanitize) {
-  const bool has_wgmma = launches.chapter.wgmma_dispatch || launches.chapter.whole_k;
+  const bool has_wgmma = launches.chapter.tma_dispatch || launches.chapter.whole_k;
   for (const Misaligned& m : kMisaligned) {
     const bool only_for_wgmma = !is_small(m.shape);
     if (sanitize && only_for_wgmma && !has_wgmma) continue;
@@ -1086,7 +1086,7 @@ int main(int argc, char** argv) {
     check_misaligned(workspace.ptr, rng, launches, sanitize);
     // Under `small` (the mutants') only where a TMA ring runs, for the mutants that break its
     // barriers; never under `sanitize` (see the top of the file).
-    if (!sanitize && (!small || launches.chapter.wgmma_dispatch || launches.chapter.whole_k)) {
+    if (!sanitize && (!small || launches.chapter.tma_dispatch || launches.chapter.whole_k)) {
       for (const RingRace& race : kRingRaces) check_ring_race(race, workspace.ptr, launches);
     }
     check_every_path_ran(launches);
