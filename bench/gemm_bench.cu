@@ -1,9 +1,6 @@
 // Times a chapter's GEMM against cuBLAS (fp16 in, fp32 accumulate and out) in the same process.
-//   bench_gemm_NN_name [--csv FILE] [--only PREFIX] [--cublas-first]
+//   bench_gemm_NN_name [--csv FILE] [--only PREFIX]
 //     --only PREFIX    only the cases whose name starts with PREFIX (e.g. "square")
-//     --cublas-first   time cuBLAS before the chapter in each case. Large squares heat the GPU
-//                      and lower its clock, so the second of the two runs slower: run the
-//                      benchmark both ways, in several processes, and compare medians.
 // The cases, all in one run:
 //   square 4096 in the three layouts ("square 4096" is the forward one, as in earlier results)
 //   and square 8192 (forward only);
@@ -13,10 +10,15 @@
 //   layout) and "splitk 32x1024x1024" (forward layout).
 // Each kernel is first checked against cuBLAS on the same random inputs, then timed two ways:
 //   host:  launched one by one from the host, as the trainer does: CUDA events around groups of
-//          launches after a warm-up, median of the groups. A product of a few microseconds is
-//          launch-bound here: the GPU waits for the host to enqueue the next kernel.
-//   graph: up to kMaxLaunchesPerGraph launches captured into one CUDA graph and replayed, timed
-//          the same way: the GPU's own time per product, the honest number for small shapes.
+//          launches after a warm-up, median of the groups; the chapter, then cuBLAS. A product
+//          of a few microseconds is launch-bound here: the GPU waits for the host.
+//   graph: up to kMaxLaunchesPerGraph launches captured into one CUDA graph; a burst replays it
+//          for about kSampleMs. Bursts of the chapter and of cuBLAS alternate, kPairs pairs in
+//          ABBA order, so that both run at the same clock: a large square heats the GPU and
+//          lowers its clock, and whichever ran second would look slower. Per launch: the median
+//          over each one's bursts, the GPU's own time, the honest number for small shapes.
+// The SM clock is read during each burst; the CSV gives its range, cuBLAS's fastest and slowest
+// burst (its own noise, against which to read the ratio) and the clock after the case.
 // Every GEMM gets a workspace of kGemmWorkspaceFloats floats, as in the trainer. The MLP's
 // operands fit in L2, as they do during training; the square ones do not.
 #include <cuda_fp16.h>
@@ -42,8 +44,9 @@ namespace {
 
 constexpr int kWarmupLaunches = 3;
 constexpr int kSamples = 15;
-constexpr double kSampleMs = 2.0;  // launches per sample are chosen to fill about this long
+constexpr double kSampleMs = 2.0;  // a group of host launches, or a burst, lasts about this long
 constexpr int kMaxLaunchesPerGraph = 20;
+constexpr int kPairs = 20;  // even, so that each implementation runs first in half the pairs
 // A square case whose first launch takes longer than this is not timed: timing takes about 40
 // launches, and the whole benchmark should stay within a minute per chapter. The limit lies
 // between chapter 01's 4096^3 (150 ms on an H100) and its 8192^3 (8 times that).
@@ -55,6 +58,12 @@ struct Case {
   OperandOps ops;
   bool square;  // subject to kMaxSquareLaunchMs
 };
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t half = values.size() / 2;
+  return values.size() % 2 ? values[half] : (values[half - 1] + values[half]) / 2;
+}
 
 // Median time of one launch, over kSamples groups of launches of about kSampleMs each.
 template <class Launch>
@@ -71,35 +80,96 @@ double median_ms(Launch launch, const Events& events, cudaStream_t stream) {
         events, stream);
     samples.push_back(ms / per_sample);
   }
-  std::nth_element(samples.begin(), samples.begin() + kSamples / 2, samples.end());
-  return samples[kSamples / 2];
+  return median(samples);
+}
+
+// A CUDA graph of `launches` launches of one product, replayed `replays` times per burst. It
+// holds enough launches to run about kSampleMs, at most kMaxLaunchesPerGraph: a product that
+// runs for milliseconds hides its launch anyway.
+struct Burst {
+  cudaGraphExec_t replay = nullptr;
+  int launches = 1;
+  int replays = 1;
+};
+
+template <class Launch>
+Burst capture_burst(Launch launch, double launch_ms, const Events& events, cudaStream_t stream) {
+  Burst burst;
+  burst.launches = static_cast<int>(
+      std::clamp(kSampleMs / launch_ms, 1.0, static_cast<double>(kMaxLaunchesPerGraph)));
+  cudaGraph_t graph = nullptr;
+  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  for (int i = 0; i < burst.launches; ++i) launch();
+  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  CUDA_CHECK(cudaGraphInstantiate(&burst.replay, graph, 0));
+  CUDA_CHECK(cudaGraphDestroy(graph));
+  // The first replay uploads the graph: a warm-up. The second sizes the burst.
+  CUDA_CHECK(cudaGraphLaunch(burst.replay, stream));
+  const double once =
+      elapsed_ms([&] { CUDA_CHECK(cudaGraphLaunch(burst.replay, stream)); }, events, stream);
+  burst.replays = static_cast<int>(std::clamp(kSampleMs / once, 1.0, 1000.0));
+  return burst;
+}
+
+struct ClockRange {
+  int min_mhz = -1, max_mhz = -1;  // -1 where NVML gives no clock
+  void add(int mhz) {
+    if (mhz < 0) return;
+    min_mhz = min_mhz < 0 ? mhz : std::min(min_mhz, mhz);
+    max_mhz = std::max(max_mhz, mhz);
+  }
+};
+
+// Time per launch in one burst. The clock is read as soon as the burst is enqueued, so that NVML
+// sees the GPU at work rather than idle between bursts.
+double run_burst(const Burst& burst, const Events& events, cudaStream_t stream, ClockRange& clock) {
+  CUDA_CHECK(cudaEventRecord(events.start, stream));
+  for (int r = 0; r < burst.replays; ++r) CUDA_CHECK(cudaGraphLaunch(burst.replay, stream));
+  CUDA_CHECK(cudaEventRecord(events.stop, stream));
+  clock.add(query_gpu().sm_clock_mhz);
+  CUDA_CHECK(cudaEventSynchronize(events.stop));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, events.start, events.stop));
+  return double(ms) / (burst.replays * burst.launches);
 }
 
 struct Timing {
-  double host_ms;   // per launch, launched from the host
-  double graph_ms;  // per launch, replayed from a CUDA graph
+  double host_ms;       // per launch, launched from the host
+  double graph_ms;      // per launch, replayed from a CUDA graph: the median burst
+  double graph_min_ms;  // the fastest and the slowest burst
+  double graph_max_ms;
 };
 
-// Both timings of `launch`. The graph holds enough launches to run about kSampleMs, at most
-// kMaxLaunchesPerGraph: a product that runs for milliseconds hides its launch anyway, and more
-// of them per graph would only make the timing take longer.
-template <class Launch>
-Timing time_launches(Launch launch, const Events& events, cudaStream_t stream) {
-  Timing timing{};
-  timing.host_ms = median_ms(launch, events, stream);
-  const int launches = static_cast<int>(
-      std::clamp(kSampleMs / timing.host_ms, 1.0, static_cast<double>(kMaxLaunchesPerGraph)));
-  cudaGraph_t graph = nullptr;
-  cudaGraphExec_t replay = nullptr;
-  CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-  for (int i = 0; i < launches; ++i) launch();
-  CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  CUDA_CHECK(cudaGraphInstantiate(&replay, graph, 0));
-  timing.graph_ms =
-      median_ms([&] { CUDA_CHECK(cudaGraphLaunch(replay, stream)); }, events, stream) / launches;
-  CUDA_CHECK(cudaGraphExecDestroy(replay));
-  CUDA_CHECK(cudaGraphDestroy(graph));
-  return timing;
+struct Comparison {
+  Timing mine, theirs;
+  ClockRange clock;  // over every burst of both
+};
+
+// Host timing of each, then kPairs pairs of bursts, the chapter first in even pairs and cuBLAS
+// first in odd ones (ABBA): a drift of the clock over the pairs reaches both alike.
+template <class Mine, class Theirs>
+Comparison compare(Mine mine, Theirs theirs, const Events& events, cudaStream_t stream) {
+  Comparison result{};
+  result.mine.host_ms = median_ms(mine, events, stream);
+  result.theirs.host_ms = median_ms(theirs, events, stream);
+  Burst bursts[2] = {capture_burst(mine, result.mine.host_ms, events, stream),
+                     capture_burst(theirs, result.theirs.host_ms, events, stream)};
+  std::vector<double> times[2];
+  for (int pair = 0; pair < kPairs; ++pair) {
+    for (int i = 0; i < 2; ++i) {
+      const int which = pair % 2 == 0 ? i : 1 - i;
+      times[which].push_back(run_burst(bursts[which], events, stream, result.clock));
+    }
+  }
+  Timing* timings[2] = {&result.mine, &result.theirs};
+  for (int which = 0; which < 2; ++which) {
+    timings[which]->graph_ms = median(times[which]);
+    const auto [fastest, slowest] = std::minmax_element(times[which].begin(), times[which].end());
+    timings[which]->graph_min_ms = *fastest;
+    timings[which]->graph_max_ms = *slowest;
+    CUDA_CHECK(cudaGraphExecDestroy(bursts[which].replay));
+  }
+  return result;
 }
 
 std::vector<Case> cases() {
@@ -145,17 +215,13 @@ double relative_difference(const float* c, const float* c_ref, size_t count, cud
 
 int run(int argc, char** argv) {
   std::string csv_path, only;
-  bool cublas_first = false;
-  const std::string usage =
-      "usage: " + std::string(argv[0]) + " [--csv FILE] [--only PREFIX] [--cublas-first]";
+  const std::string usage = "usage: " + std::string(argv[0]) + " [--csv FILE] [--only PREFIX]";
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--csv" && i + 1 < argc) {
       csv_path = argv[++i];
     } else if (flag == "--only" && i + 1 < argc) {
       only = argv[++i];
-    } else if (flag == "--cublas-first") {
-      cublas_first = true;
     } else {
       throw std::invalid_argument("unknown option or missing value: " + flag + "; " + usage);
     }
@@ -163,11 +229,14 @@ int run(int argc, char** argv) {
   const GpuInfo gpu = query_gpu();
   if (!chapter_unsupported_here().empty()) throw std::runtime_error(chapter_unsupported_here());
   const std::string date = utc_date();
-  std::printf("GEMM benchmark, chapter %s vs cuBLAS (%s timed first) | %s | %s\n", chapter_name(),
-              cublas_first ? "cuBLAS" : "the chapter", describe(gpu).c_str(), date.c_str());
+  std::printf("GEMM benchmark, chapter %s vs cuBLAS | %s | %s\n", chapter_name(),
+              describe(gpu).c_str(), date.c_str());
   std::printf(
       "ms per product, launched one by one from the host (host) or replayed from a CUDA graph "
-      "(graph);\nTFLOP/s from the graph times; %% of cuBLAS = cuBLAS time / chapter time\n");
+      "in %d pairs of\nbursts, chapter and cuBLAS alternating (graph); TFLOP/s from the graph "
+      "times; %% of cuBLAS = cuBLAS time /\nchapter time; spread = (slowest - fastest) / median "
+      "of cuBLAS's bursts; SM MHz = range read during the bursts\n",
+      kPairs);
 
   std::vector<Case> list = cases();
   list.erase(std::remove_if(list.begin(), list.end(),
@@ -204,11 +273,12 @@ int run(int argc, char** argv) {
     csv << "date,gpu,sm_clock_mhz,max_sm_clock_mhz,driver,cuda_runtime,chapter,case,m,n,k,op_a,"
            "op_b,chapter_ms,chapter_tflops,cublas_ms,cublas_tflops,fraction_of_cublas,"
            "chapter_graph_ms,chapter_graph_tflops,cublas_graph_ms,cublas_graph_tflops,"
-           "graph_fraction_of_cublas,first\n";
+           "graph_fraction_of_cublas,timing,pairs,cublas_graph_min_ms,cublas_graph_max_ms,"
+           "sm_clock_min_mhz,sm_clock_max_mhz\n";
   }
-  std::printf("%-29s %5s %5s %5s %9s %9s %8s %12s %12s %8s %7s %7s\n", "case", "M", "N", "K",
-              "host ms", "graph ms", "TFLOP/s", "cuBLAS host", "cuBLAS graph", "TFLOP/s", "% host",
-              "% graph");
+  std::printf("%-29s %5s %5s %5s %9s %9s %8s %12s %12s %8s %7s %7s %7s %9s\n", "case", "M", "N",
+              "K", "host ms", "graph ms", "TFLOP/s", "cuBLAS host", "cuBLAS graph", "TFLOP/s",
+              "% host", "% graph", "spread", "SM MHz");
   for (const Case& cs : list) {
     GemmProblem problem{cs.m, cs.n, cs.k, a, cs.ops.a, b, cs.ops.b, c};
     problem.workspace = workspace;
@@ -230,26 +300,20 @@ int run(int argc, char** argv) {
                   cs.name.c_str(), cs.m, cs.n, cs.k, first_ms, kMaxSquareLaunchMs);
       continue;
     }
-    const auto time_mine = [&] {
-      return time_launches([&] { gemm(problem, stream); }, events, stream);
-    };
-    const auto time_theirs = [&] {
-      return time_launches([&] { cublas_gemm(reference, stream); }, events, stream);
-    };
-    Timing mine, theirs;
-    if (cublas_first) {
-      theirs = time_theirs();
-      mine = time_mine();
-    } else {
-      mine = time_mine();
-      theirs = time_theirs();
-    }
+    const Comparison timed = compare([&] { gemm(problem, stream); },
+                                     [&] { cublas_gemm(reference, stream); }, events, stream);
+    const Timing& mine = timed.mine;
+    const Timing& theirs = timed.theirs;
     const double flops = 2.0 * cs.m * cs.n * cs.k;
     auto tflops = [&](double ms) { return flops / ms / 1e9; };
-    std::printf("%-29s %5d %5d %5d %9.4f %9.4f %8.2f %12.4f %12.4f %8.2f %6.1f%% %6.1f%%\n",
-                cs.name.c_str(), cs.m, cs.n, cs.k, mine.host_ms, mine.graph_ms,
-                tflops(mine.graph_ms), theirs.host_ms, theirs.graph_ms, tflops(theirs.graph_ms),
-                100 * theirs.host_ms / mine.host_ms, 100 * theirs.graph_ms / mine.graph_ms);
+    std::printf(
+        "%-29s %5d %5d %5d %9.4f %9.4f %8.2f %12.4f %12.4f %8.2f %6.1f%% %6.1f%% %6.1f%% "
+        "%4d-%4d\n",
+        cs.name.c_str(), cs.m, cs.n, cs.k, mine.host_ms, mine.graph_ms, tflops(mine.graph_ms),
+        theirs.host_ms, theirs.graph_ms, tflops(theirs.graph_ms),
+        100 * theirs.host_ms / mine.host_ms, 100 * theirs.graph_ms / mine.graph_ms,
+        100 * (theirs.graph_max_ms - theirs.graph_min_ms) / theirs.graph_ms, timed.clock.min_mhz,
+        timed.clock.max_mhz);
     std::fflush(stdout);
     if (csv) {
       // The clock at the end of this case: it can drop over a long run as the GPU heats up.
@@ -260,8 +324,9 @@ int run(int argc, char** argv) {
           << op_name(cs.ops.b) << ',' << mine.host_ms << ',' << tflops(mine.host_ms) << ','
           << theirs.host_ms << ',' << tflops(theirs.host_ms) << ',' << theirs.host_ms / mine.host_ms
           << ',' << mine.graph_ms << ',' << tflops(mine.graph_ms) << ',' << theirs.graph_ms << ','
-          << tflops(theirs.graph_ms) << ',' << theirs.graph_ms / mine.graph_ms << ','
-          << (cublas_first ? "cublas" : "chapter") << '\n';
+          << tflops(theirs.graph_ms) << ',' << theirs.graph_ms / mine.graph_ms << ",interleaved,"
+          << kPairs << ',' << theirs.graph_min_ms << ',' << theirs.graph_max_ms << ','
+          << timed.clock.min_mhz << ',' << timed.clock.max_mhz << '\n';
     }
   }
   std::printf("SM clock after the run: %d MHz\n", query_gpu().sm_clock_mhz);

@@ -5,8 +5,8 @@
 #   tools/device_run.sh OUT_DIR tests SUITE...       `meson test --suite SUITE` for each suite
 #   tools/device_run.sh OUT_DIR sanitize             tools/sanitize.sh on every chapter
 #   tools/device_run.sh OUT_DIR bench CHAPTER...     the GEMM benchmark of each chapter
-#   tools/device_run.sh OUT_DIR squares CHAPTER...   the square cases only, in 3 processes with the
-#                                                    chapter first and 3 with cuBLAS first
+#   tools/device_run.sh OUT_DIR squares CHAPTER...   the square cases only, in 3 processes, and
+#                                                    their medians (bench/median_runs.py)
 #   tools/device_run.sh OUT_DIR train CHAPTER...     the default model (5 epochs) of each chapter
 #   tools/device_run.sh OUT_DIR train-graph CHAPTER...  the same, the step replayed as a CUDA graph
 #                                                    (--launch graph), CSVs in runs_graph/
@@ -79,15 +79,8 @@ while [ $# -gt 0 ]; do
       ;;
     squares)
       for c in "${chapters[@]}"; do
-        for run in 1 2 3; do
-          for first in chapter cublas; do
-            step "squares $c, run $run, $first first"
-            flag=()
-            [ $first = cublas ] && flag=(--cublas-first)
-            "$build/bench/bench_gemm_$c" --only square "${flag[@]}" \
-              --csv "$results/squares_${c}_${run}_$first.csv"
-          done
-        done
+        step "squares $c"
+        python3 bench/median_runs.py "$c" --out "$results/squares" --build-dir "$build"
       done
       ;;
     mutate)

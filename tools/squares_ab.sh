@@ -5,12 +5,12 @@
 # Each NAME is a copy of the working tree in build-ab/NAME (build folders, data/mnist and .device
 # left out), changed by PATCH, a shell command run at the copy's root (none: the tree as it is);
 # bench_gemm_CHAPTER is built in every copy at once. Then ROUNDS rounds, each running every copy's
-# `bench_gemm_CHAPTER --only square` twice, the chapter timed first and then cuBLAS first, the
-# copies' order rotating from one half-round to the next so that none always runs on the hottest
-# GPU. The benchmark still checks every product against cuBLAS; a patch that leaves C unwritten
+# `bench_gemm_CHAPTER --only square` once (the benchmark interleaves the chapter with cuBLAS), the
+# copies' order rotating from one round to the next so that none always runs on the hottest GPU.
+# The benchmark still checks every product against cuBLAS; a patch that leaves C unwritten
 # has to switch that off itself, and then the SASS must show that the work it times was kept
 # (docs/08_warp_specialized.md, "Measured along the way").
-# Leaves OUT_DIR/squares_ab.tar.gz (OUT_DIR/r/NAME/squares_ROUND_FIRST.csv, the build and bench
+# Leaves OUT_DIR/squares_ab.tar.gz (OUT_DIR/r/NAME/squares_ROUND.csv, the build and bench
 # logs) and prints tools/squares_summary.py's rows for each copy.
 #   tools/squares_ab.sh "$OUT" 08_warp_specialized 4 old \
 #     three_stages='sed -i "s/kStages = 4; /kStages = 3; /" chapters/08_warp_specialized/gemm.cuh'
@@ -63,16 +63,12 @@ done
 
 order=("${names[@]}")
 for round in $(seq 1 "$rounds"); do
-  for first in chapter cublas; do
-    flag=()
-    [ $first = cublas ] && flag=(--cublas-first)
-    for name in "${order[@]}"; do
-      timeout 120 "$trees/$name/b/bench/bench_gemm_$chapter" --only square "${flag[@]}" \
-        --csv "$out/r/$name/squares_${round}_$first.csv" >>"$out/r/bench_$name.txt" 2>&1 ||
-        { echo "bench $name, round $round, $first first: failed"; tail -3 "$out/r/bench_$name.txt"; }
-    done
-    order=("${order[@]:1}" "${order[0]}")
+  for name in "${order[@]}"; do
+    timeout 120 "$trees/$name/b/bench/bench_gemm_$chapter" --only square \
+      --csv "$out/r/$name/squares_$round.csv" >>"$out/r/bench_$name.txt" 2>&1 ||
+      { echo "bench $name, round $round: failed"; tail -3 "$out/r/bench_$name.txt"; }
   done
+  order=("${order[@]:1}" "${order[0]}")
 done
 for name in "${names[@]}"; do
   echo "== $name"
