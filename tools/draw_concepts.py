@@ -7,8 +7,9 @@ Every size, count and name in the figures comes from the chapters' headers: CONS
 the header and the C++ constant of each, and the script reads them (a namespace-level
 `constexpr int kName = expression;`, evaluated with the constants it names) when it starts, so
 that a figure cannot drift from the code it explains. A constant that is missing or no longer an
-integer stops the script with an `error:` line. The output is deterministic: the same inputs give
-the same PNG bytes (no randomness, no date in the files).
+integer stops the script with an `error:` line. Chapter 11's figure reads CH11_HEADER once that
+chapter exists; before, it is skipped with a line saying so. The output is deterministic: the
+same inputs give the same PNG bytes (no randomness, no date in the files).
 """
 import ast
 import csv
@@ -59,34 +60,55 @@ CONSTANTS = {
     "ch05_block_tile_m": ("chapters/05_split_k/gemm.cuh", "kBlockTileM"),
     "ch05_block_tile_n": ("chapters/05_split_k/gemm.cuh", "kBlockTileN"),
     "ch05_block_tile_k": ("chapters/05_split_k/gemm.cuh", "kBlockTileK"),
-    # chapters/07_wgmma/gemm.cuh, tma.cuh, wgmma.cuh
-    "ch07_block_tile_m": ("chapters/07_wgmma/gemm.cuh", "kBlockTileM"),
-    "ch07_block_tile_n": ("chapters/07_wgmma/gemm.cuh", "kBlockTileN"),
-    "ch07_warpgroups": ("chapters/07_wgmma/gemm.cuh", "kWarpgroups"),
-    "ch07_stages": ("chapters/07_wgmma/gemm.cuh", "kStages"),
-    "tile_k": ("chapters/07_wgmma/tma.cuh", "kTileK"),
-    "wgmma_m": ("chapters/07_wgmma/wgmma.cuh", "kWgmmaM"),
-    "wgmma_n": ("chapters/07_wgmma/wgmma.cuh", "kWgmmaN"),
-    "wgmma_k": ("chapters/07_wgmma/wgmma.cuh", "kWgmmaK"),
-    "warpgroup_threads": ("chapters/07_wgmma/wgmma.cuh", "kWarpgroupThreads"),
-    "accumulators": ("chapters/07_wgmma/wgmma.cuh", "kAccumulators"),
-    # chapters/08_warp_specialized/gemm.cuh
-    "ch08_block_tile_m": ("chapters/08_warp_specialized/gemm.cuh", "kBlockTileM"),
-    "ch08_block_tile_n": ("chapters/08_warp_specialized/gemm.cuh", "kBlockTileN"),
-    "consumers": ("chapters/08_warp_specialized/gemm.cuh", "kConsumers"),
-    "ch08_threads": ("chapters/08_warp_specialized/gemm.cuh", "kThreads"),
-    "consumer_warps": ("chapters/08_warp_specialized/gemm.cuh", "kConsumerWarps"),
-    "ch08_stages": ("chapters/08_warp_specialized/gemm.cuh", "kStages"),
-    "launch_registers": ("chapters/08_warp_specialized/gemm.cuh", "kLaunchRegisters"),
-    "producer_registers": ("chapters/08_warp_specialized/gemm.cuh", "kProducerRegisters"),
-    "consumer_registers": ("chapters/08_warp_specialized/gemm.cuh", "kConsumerRegisters"),
-    "group_tile_rows": ("chapters/08_warp_specialized/gemm.cuh", "kGroupTileRows"),
-    # chapters/09_swap_ab_split_k/dispatch.cuh
-    "ch09_max_batch": ("chapters/09_swap_ab_split_k/dispatch.cuh", "kMaxBatch"),
-    "ch09_max_splits": ("chapters/09_swap_ab_split_k/dispatch.cuh", "kMaxSplits"),
-    # chapters/10_persistent_step/tile.cuh
-    "ch10_tile_m": ("chapters/10_persistent_step/tile.cuh", "kTileM"),
-    "ch10_tile_n": ("chapters/10_persistent_step/tile.cuh", "kTileN"),
+    # chapters/07_tma/gemm.cuh and tma.cuh
+    "ch07_block_tile_m": ("chapters/07_tma/gemm.cuh", "kBlockTileM"),
+    "ch07_block_tile_n": ("chapters/07_tma/gemm.cuh", "kBlockTileN"),
+    "ch07_warp_tile_m": ("chapters/07_tma/gemm.cuh", "kWarpTileM"),
+    "ch07_warp_tile_n": ("chapters/07_tma/gemm.cuh", "kWarpTileN"),
+    "ch07_warps_m": ("chapters/07_tma/gemm.cuh", "kWarpsM"),
+    "ch07_warps_n": ("chapters/07_tma/gemm.cuh", "kWarpsN"),
+    "ch07_mma_tiles_m": ("chapters/07_tma/gemm.cuh", "kMmaTilesM"),
+    "ch07_mma_tiles_n": ("chapters/07_tma/gemm.cuh", "kMmaTilesN"),
+    "ch07_stages": ("chapters/07_tma/gemm.cuh", "kStages"),
+    "tile_k": ("chapters/07_tma/tma.cuh", "kTileK"),
+    "swizzle_bytes": ("chapters/07_tma/tma.cuh", "kSwizzleBytes"),
+    "swizzle_atom_bytes": ("chapters/07_tma/tma.cuh", "kSwizzleAtomBytes"),
+    # chapters/08_wgmma/gemm.cuh and wgmma.cuh
+    "ch08_block_tile_m": ("chapters/08_wgmma/gemm.cuh", "kBlockTileM"),
+    "ch08_block_tile_n": ("chapters/08_wgmma/gemm.cuh", "kBlockTileN"),
+    "ch08_warpgroups": ("chapters/08_wgmma/gemm.cuh", "kWarpgroups"),
+    "ch08_stages": ("chapters/08_wgmma/gemm.cuh", "kStages"),
+    "wgmma_m": ("chapters/08_wgmma/wgmma.cuh", "kWgmmaM"),
+    "wgmma_n": ("chapters/08_wgmma/wgmma.cuh", "kWgmmaN"),
+    "wgmma_k": ("chapters/08_wgmma/wgmma.cuh", "kWgmmaK"),
+    "warpgroup_threads": ("chapters/08_wgmma/wgmma.cuh", "kWarpgroupThreads"),
+    "accumulators": ("chapters/08_wgmma/wgmma.cuh", "kAccumulators"),
+    "warpgroup_rows_bytes": ("chapters/08_wgmma/wgmma.cuh", "kWarpgroupRowsBytes"),
+    # chapters/09_warp_specialized/gemm.cuh and roles.cuh
+    "ch09_block_tile_m": ("chapters/09_warp_specialized/gemm.cuh", "kBlockTileM"),
+    "ch09_block_tile_n": ("chapters/09_warp_specialized/gemm.cuh", "kBlockTileN"),
+    "ch09_consumers": ("chapters/09_warp_specialized/gemm.cuh", "kConsumers"),
+    "ch09_threads": ("chapters/09_warp_specialized/gemm.cuh", "kThreads"),
+    "ch09_consumer_warps": ("chapters/09_warp_specialized/gemm.cuh", "kConsumerWarps"),
+    "ch09_stages": ("chapters/09_warp_specialized/gemm.cuh", "kStages"),
+    "launch_registers": ("chapters/09_warp_specialized/gemm.cuh", "kLaunchRegisters"),
+    "producer_registers": ("chapters/09_warp_specialized/roles.cuh", "kProducerRegisters"),
+    "consumer_registers": ("chapters/09_warp_specialized/roles.cuh", "kConsumerRegisters"),
+    # chapters/10_tile_scheduler/gemm.cuh and tma_store.cuh
+    "ch10_block_tile_m": ("chapters/10_tile_scheduler/gemm.cuh", "kBlockTileM"),
+    "ch10_block_tile_n": ("chapters/10_tile_scheduler/gemm.cuh", "kBlockTileN"),
+    "ch10_consumers": ("chapters/10_tile_scheduler/gemm.cuh", "kConsumers"),
+    "ch10_stages": ("chapters/10_tile_scheduler/gemm.cuh", "kStages"),
+    "group_tile_rows": ("chapters/10_tile_scheduler/gemm.cuh", "kGroupTileRows"),
+    "store_box_columns": ("chapters/10_tile_scheduler/tma_store.cuh", "kStoreBoxColumns"),
+    "store_box_bytes": ("chapters/10_tile_scheduler/gemm.cuh", "kStoreBoxBytes"),
+    "store_buffers": ("chapters/10_tile_scheduler/gemm.cuh", "kStoreBuffers"),
+    # chapters/12_swap_ab/dispatch.cuh (drawn by concept_09, the swap AB and split-K figure)
+    "ch12_max_batch": ("chapters/12_swap_ab/dispatch.cuh", "kMaxBatch"),
+    "ch12_max_splits": ("chapters/12_swap_ab/dispatch.cuh", "kMaxSplits"),
+    # chapters/15_persistent_step/tile.cuh (drawn by concept_10, the persistent step figure)
+    "ch15_tile_m": ("chapters/15_persistent_step/tile.cuh", "kTileM"),
+    "ch15_tile_n": ("chapters/15_persistent_step/tile.cuh", "kTileN"),
 }
 # The epilogue kinds and their one-line descriptions: the enum's comments.
 EPILOGUE_HEADER = "common/gemm_interface.cuh"
@@ -845,33 +867,81 @@ def concept_06(k, kinds, figures):
     canvas.save(figures, "concept_06_epilogue.png")
 
 
-def concept_07(k, figures):
+def swizzle_inset(canvas, x, y, k, chunk=2, cell_w=36, cell_h=26):
+    """The 128-byte swizzle of tma.cuh's swizzled(): 8 rows of eight 16-byte chunks, chunk c of
+    row r stored in slot c ^ (r % 8); the 8 rows of one chunk, which the 8 lanes of an ldmatrix
+    matrix read, highlighted."""
+    swizzle = k["swizzle_bytes"]
+    chunks = swizzle // 16
+    rows = k["swizzle_atom_bytes"] // swizzle
+    canvas.text(x, y, f"The {swizzle}-byte swizzle (one {rows}-row atom)", size=13, weight="bold")
+    canvas.text(x, y + 24, "chunk c of row r in slot c ^ (r % 8)", size=11, family="monospace")
+    gx, gy = x + 52, y + 76
+    canvas.text(gx + chunks * cell_w / 2, gy - 28, "slot: 16 bytes, 4 of the 32 banks", size=10,
+                ha="center", color="#444444")
+    for slot in range(chunks):
+        canvas.text(gx + (slot + 0.5) * cell_w, gy - 8, str(slot), size=9, ha="center",
+                    color="#666666")
+    slots = []
+    for r in range(rows):
+        canvas.text(gx - 8, gy + (r + 0.5) * cell_h, f"row {r}", size=9, ha="right",
+                    color="#666666")
+        for slot in range(chunks):
+            c = slot ^ (r % 8)
+            hit = c == chunk
+            if hit:
+                slots.append(slot)
+            canvas.rect(gx + slot * cell_w, gy + r * cell_h, cell_w, cell_h,
+                        face=tint(A_COLOR, 0.75) if hit else tint(A_COLOR, 0.1), edge="white",
+                        lw=1.2, text=f"c{c}", size=9, color="white" if hit else "#444444",
+                        weight="bold" if hit else None)
+    canvas.rect(gx, gy, chunks * cell_w, rows * cell_h, edge=A_COLOR, lw=1.2)
+    halves = 16 // 2
+    notes(canvas, x, gy + rows * cell_h + 26, [
+        ("", f"ldmatrix: the 8 lanes of one matrix read chunk {chunk} (k = {chunk * halves}-"
+             f"{chunk * halves + halves - 1}) of rows 0-7: slots "
+             f"{', '.join(map(str, slots))}, each of the 32 banks once. Unswizzled, all 8 would "
+             f"sit in slot {chunk}, {swizzle} bytes apart: the same 4 banks, 8 ways."),
+    ], width=44, size=10, gap=0)
+
+
+def concept_07_tma(k, figures):
+    """Chapter 07: chapter 06's mma.sync kernel fed by TMA. Thread 0 starts one copy per operand
+    per stage; the copy engine writes the tile swizzled and counts its bytes on full[s]; every
+    warp waits on full[s], then reads its fragments with ldmatrix through the swizzle."""
     stages, tile_k = k["ch07_stages"], k["tile_k"]
     tm, tn = k["ch07_block_tile_m"], k["ch07_block_tile_n"]
-    wm, wn, wk = k["wgmma_m"], k["wgmma_n"], k["wgmma_k"]
-    wg_threads = k["warpgroup_threads"]
+    warps_m, warps_n = k["ch07_warps_m"], k["ch07_warps_n"]
+    wtm, wtn = k["ch07_warp_tile_m"], k["ch07_warp_tile_n"]
+    mma_m, mma_n, mma_k = k["mma_m"], k["mma_n"], k["mma_k"]
+    tiles_m, tiles_n = k["ch07_mma_tiles_m"], k["ch07_mma_tiles_n"]
+    warps, threads = warps_m * warps_n, warps_m * warps_n * 32
     a_kib, b_kib = tm * tile_k * 2 // 1024, tn * tile_k * 2 // 1024
     stage_kib = a_kib + b_kib
-    wgmmas = tile_k // wk
-    canvas = Canvas(1400, 880, "Chapter 07: TMA fills a ring of stages, an mbarrier per stage "
-                               "says when, wgmma reads it")
+    k_steps = tile_k // mma_k
+    loads, mmas = k_steps * (tiles_m + tiles_n // 2), k_steps * tiles_m * tiles_n
+    canvas = Canvas(1400, 910, "Chapter 07: one thread hands each tile to TMA, an mbarrier per "
+                               "stage says when it has landed")
     x0 = 40
 
-    # Global memory -> TMA -> the ring -> the warpgroups.
+    # Global memory -> thread 0 and the copy engine -> the ring -> the warps.
     gy, gh = 110, 170
     canvas.rect(x0, gy, 160, gh, face="#eeeeee", edge=GRID, lw=1.5)
     canvas.text(x0 + 80, gy + 22, "global memory", size=12, ha="center", weight="bold")
-    canvas.rect(x0 + 18, gy + 46, 124, 44, face=tint(A_COLOR, 0.3), edge=A_COLOR,
+    canvas.rect(x0 + 18, gy + 46, 124, 48, face=tint(A_COLOR, 0.3), edge=A_COLOR,
                 text="op(A): M x K", size=11)
-    canvas.rect(x0 + 18, gy + 102, 124, 52, face=tint(B_COLOR, 0.3), edge=B_COLOR,
+    canvas.rect(x0 + 18, gy + 106, 124, 48, face=tint(B_COLOR, 0.3), edge=B_COLOR,
                 text="op(B): K x N", size=11)
-    canvas.text(x0 + 176, gy - 2, "thread 0, per K tile:", size=11, weight="bold")
-    canvas.text(x0 + 176, gy + 20, f"1. arrive.expect_tx(\n   full[s], {stage_kib} KiB)",
-                size=10, va="top", family="monospace")
-    canvas.text(x0 + 176, gy + 118, "2. TMA: a\n   cp.async.bulk.tensor\n   per box", size=10,
-                va="top", family="monospace")
-    rx, sw, sg = x0 + 400, 122, 14  # the ring: stage width and gap
-    canvas.arrow(x0 + 162, gy + 100, rx - 4, gy + 60)
+    tx = x0 + 180
+    canvas.text(tx, gy - 4, "thread 0, per K tile t:", size=11, weight="bold")
+    canvas.text(tx, gy + 12, f"1. arrive.expect_tx(\n   full[s], {stage_kib} KiB)\n"
+                "2. TMA copy of A's tile\n3. TMA copy of B's tile", size=10, va="top",
+                family="monospace")
+    rx, sw, sg = x0 + 400, 118, 14  # the ring: stage width and gap
+    canvas.arrow(x0 + 162, gy + 92, rx - 4, gy + 92)
+    canvas.text(tx, gy + 108, "the copy engine computes\nthe addresses, writes the\n"
+                "tile swizzled and counts\nits bytes on full[s]", size=10, va="top",
+                color="#444444")
     canvas.text(rx, gy - 30, f"shared memory: a ring of {stages} stages of {stage_kib} KiB",
                 size=12, weight="bold")
     for s in range(stages):
@@ -880,60 +950,233 @@ def concept_07(k, figures):
         canvas.rect(sx, gy, aw, 110, face=tint(A_COLOR, 0.3), edge=A_COLOR, lw=1.2,
                     text=f"A\n{tm}\nx {tile_k}", size=10)
         canvas.rect(sx + aw, gy, sw - aw, 110, face=tint(B_COLOR, 0.3), edge=B_COLOR, lw=1.2,
-                    text=f"B\n{tn} x {tile_k}", size=10)
+                    text=f"B\n{tn}\nx {tile_k}", size=10)
         canvas.text(sx + sw / 2, gy + 124, f"stage {s}", size=11, ha="center", weight="bold")
-        canvas.rect(sx + 16, gy + 146, sw - 32, 32, face="white", edge="black", lw=1.5,
+        canvas.rect(sx + 14, gy + 144, sw - 28, 30, face="white", edge="black", lw=1.5,
                     text=f"full[{s}]", size=11, weight="bold")
     ring_end = rx + stages * (sw + sg) - sg
-    notes(canvas, rx, gy + 206, [
-        ("", f"The copy engine adds the bytes that land to full[s]: with thread 0's arrival and "
-             f"all {stage_kib} KiB, the barrier's current phase completes."),
-    ], width=70, size=10)
+    notes(canvas, rx, gy + 200, [
+        ("", f"full[s] completes its phase when thread 0 has arrived and all {stage_kib} KiB "
+             "have landed: then every warp may read stage s."),
+    ], width=76, size=10, gap=0)
 
-    # The two warpgroups.
-    wx = ring_end + 50
-    for w in range(k["ch07_warpgroups"]):
-        y = gy - 20 + w * 116
-        canvas.rect(wx, y, 1400 - 24 - wx, 100, face=tint(MMA_COLOR, 0.18), edge=MMA_COLOR,
-                    lw=1.8)
-        canvas.text(wx + 12, y + 18, f"warpgroup {w} (threads {w * wg_threads}-"
-                    f"{(w + 1) * wg_threads - 1})", size=11, weight="bold")
-        canvas.text(wx + 12, y + 41, f"rows {w * wm}-{(w + 1) * wm - 1} of A, all of B:",
+    # The block's warps on its tile of C.
+    wx, ww, wh = ring_end + 56, 64, 55  # the warps' tiles, not to scale
+    canvas.arrow(ring_end + 4, gy + 55, wx - 6, gy + 55)
+    canvas.text(wx, gy - 30, f"{warps} warps, {wtm} x {wtn} of C each", size=12, weight="bold")
+    for w in range(warps):
+        canvas.rect(wx + w % warps_n * ww, gy + w // warps_n * wh, ww, wh,
+                    face=tint(MMA_COLOR, 0.3), edge=MMA_COLOR, lw=1.2, text=f"warp {w}",
                     size=10)
-        canvas.text(wx + 12, y + 61, f"{wgmmas} x wgmma.m{wm}n{wn}k{wk} per K tile",
-                    size=10, family="monospace")
-        canvas.text(wx + 12, y + 81, f"{wm} x {wn} fp32 in registers ({k['accumulators']} "
-                    "per thread)", size=10)
-    canvas.arrow(ring_end + 4, gy + 55, wx - 4, gy + 55)
+    canvas.text(wx + warps_n * ww / 2, gy + warps_m * wh + 8, f"the block's {tm} x {tn} tile "
+                "of C", size=10, ha="center", va="top", color="#444444")
+    notes(canvas, wx, gy + warps_m * wh + 42, [
+        ("", f"each warp, per K tile: waits on full[s]; {loads} ldmatrix.x4 through the swizzle, "
+             f"{mmas} mma.sync.m{mma_m}n{mma_n}k{mma_k} (chapter 03's fragments)"),
+    ], width=52, size=10, gap=0)
 
     # The stages over time, with the phases of their full barriers.
-    y0, k_tiles, step_w, row_h = 440, 10, 105, 56
-    canvas.text(x0, y0 - 64, f"Over time: K tile t uses stage t % {stages}, and full[t % "
-                f"{stages}] completes phase t / {stages} when the tile has landed",
-                size=13, weight="bold")
-    ring_timeline(canvas, x0, y0, stages, k_tiles, step_w, row_h, 90, "TMA", "wgmma",
-                  issue_at=0.4, phases=True)
+    y0, k_tiles, step_w, row_h = 450, 8, 92, 52
+    canvas.text(x0, y0 - 66, f"Over time: K tile t uses stage t % {stages}; full[t % {stages}] "
+                f"completes phase t / {stages} when it has landed", size=13, weight="bold")
+    ring_timeline(canvas, x0, y0, stages, k_tiles, step_w, row_h, 80, "TMA", "mma",
+                  issue_at=0.05, phases=True)
+    swizzle_inset(canvas, 975, y0 - 66, k)
+
     y = y0 + stages * row_h + 34
     swatches(canvas, x0, y, [(tint(PARITY_COLORS[0], 0.55), "copy in flight, phase of parity 0"),
                              (tint(PARITY_COLORS[1], 0.55), "parity 1"),
-                             (tint(MMA_COLOR, 0.6), f"the {wgmmas} wgmmas of each warpgroup")],
-             spacing=36)
-    canvas.text(x0 + 760, y, "P0 / P1: the parity its wait names", size=11)
+                             (tint(MMA_COLOR, 0.6), "ldmatrix + mma.sync, all warps")],
+             spacing=30)
+    canvas.text(x0, y + 26, "P0 / P1: the parity the waits on full[s] name", size=11)
     steps = [
-        f"Every step t, everyone: mbarrier.try_wait.parity(full[t % {stages}], (t / {stages}) "
-        "& 1); wgmma.fence, the wgmmas, commit; wgmma.wait_group 1",
-        f"(step t - 1's wgmmas are done); __syncthreads; then thread 0 starts tile t + "
-        f"{stages - 1} into the stage that step t - 1 read.",
-        "The parity alternates on every lap of the ring, so a wait tells the phase it needs "
-        "from the previous lap's, which has completed too.",
+        f"Every step t, all {threads} threads: mbarrier.try_wait.parity(full[t % {stages}], "
+        f"(t / {stages}) & 1): tile t has landed.",
+        f"__syncthreads: every warp is done with step t - 1's stage; thread 0 starts tile "
+        f"t + {stages - 1} into it.",
+        f"Each warp: ldmatrix.x4 from stage t % {stages} (the rows found through the swizzle), "
+        "then its mma.sync.",
+        f"In chapter 06 all {threads} threads computed addresses, tested edges and issued "
+        "cp.async: here one thread issues an arrive and a copy per operand, and TMA fills what "
+        "lies past the matrix with zeros.",
     ]
-    for i, line in enumerate(steps):
-        canvas.text(x0, y + 36 + 26 * i, line, size=11)
-    canvas.save(figures, "concept_07_tma_ring.png")
+    notes(canvas, x0, y + 62, [("", line) for line in steps], width=122, size=11, gap=2)
+    canvas.save(figures, "concept_07_tma.png")
+
+
+def descriptor_bar(canvas, x, y, w, h):
+    """The 64 bits of a wgmma matrix descriptor (PTX ISA, "Matrix Descriptor Format"), bit 0 on
+    the left: each field a box with its name."""
+    fields = [(0, 14, "start address >> 4", A_COLOR), (16, 30, "LBO >> 4", OKABE_ITO["green"]),
+              (32, 46, "SBO >> 4", OKABE_ITO["purple"]), (49, 52, "base offset", GRID),
+              (62, 64, "swizzle", MMA_COLOR)]
+    bit = w / 64
+    canvas.rect(x, y, w, h, face="#f4f4f4", edge=GRID, lw=1)
+    for lo, hi, name, color in fields:
+        narrow = hi - lo < 6  # named above the bar
+        canvas.rect(x + lo * bit, y, (hi - lo) * bit, h, face=tint(color, 0.35), edge=color,
+                    lw=1.2, text=None if narrow else name, size=9)
+        if narrow:
+            canvas.text(x + (lo + hi) / 2 * bit, y - 9, name, size=9, ha="center")
+    for b in (0, 14, 16, 30, 32, 46, 49, 52, 62, 64):
+        canvas.text(x + b * bit, y + h + 10, str(b), size=8, ha="center", color="#666666")
+
+
+def concept_08_wgmma(k, figures):
+    """Chapter 08: chapter 07's ring with mma.sync replaced by wgmma. A warpgroup of 4 warps
+    multiplies 64 x 256 x 16 per instruction, A and B read from shared memory through matrix
+    descriptors, the 64 x 256 accumulators in its registers; two warpgroups per 128 x 256 tile."""
+    tile_k, stages = k["tile_k"], k["ch08_stages"]
+    tm, tn = k["ch08_block_tile_m"], k["ch08_block_tile_n"]
+    wm, wn, wk = k["wgmma_m"], k["wgmma_n"], k["wgmma_k"]
+    groups, wg_threads = k["ch08_warpgroups"], k["warpgroup_threads"]
+    swizzle, atom = k["swizzle_bytes"], k["swizzle_atom_bytes"]
+    wg_rows_kib = k["warpgroup_rows_bytes"] // 1024
+    wgmmas = tile_k // wk
+    warps = wg_threads // 32
+    canvas = Canvas(1400, 955, f"Chapter 08: a warpgroup multiplies {wm} x {wn} x {wk} in one "
+                               "wgmma, A and B read from shared memory")
+    x0 = 40
+
+    # One stage and the block tile of C, drawn to scale.
+    e = 1.4  # pixels per element
+    aw, ah, bw, bh = tile_k * e, tm * e, tn * e, tile_k * e
+    ax, by = x0 + 80, 122
+    cx, cy = ax + aw + 22, by + bh + 30
+    canvas.text(x0, 70, f"A stage (of {stages}) and the block's {tm} x {tn} tile of C", size=13,
+                weight="bold")
+    kk = 1  # the K step drawn
+    for g in range(groups):
+        canvas.rect(ax, cy + g * wm * e, aw, wm * e, face=tint(A_COLOR, 0.18), edge=A_COLOR,
+                    lw=1.2)
+        canvas.rect(cx, cy + g * wm * e, bw, wm * e, face=tint(C_COLOR, 0.12 + 0.2 * (g == 0)),
+                    edge=C_COLOR, lw=1.5)
+        canvas.text(ax - 8, cy + (g + 0.5) * wm * e, f"rows\n{g * wm}-{(g + 1) * wm - 1}:\n"
+                    f"warp-\ngroup {g}", size=9, ha="right", color="#333333")
+        canvas.text(cx + bw / 2, cy + (g + 0.5) * wm * e,
+                    f"warpgroup {g}: {wm} x {wn} fp32 in its registers,\n"
+                    f"{k['accumulators']} per thread", size=10, ha="center",
+                    weight="bold" if g == 0 else None)
+    canvas.rect(cx, by, bw, bh, face=tint(B_COLOR, 0.18), edge=B_COLOR, lw=1.2)
+    for step in range(wgmmas):  # the K steps of one wgmma each
+        face_a = tint(A_COLOR, 0.7) if step == kk else "none"
+        face_b = tint(B_COLOR, 0.7) if step == kk else "none"
+        canvas.rect(ax + step * wk * e, cy, wk * e, wm * e, face=face_a, edge=A_COLOR, lw=0.6,
+                    linestyle="--")
+        canvas.rect(cx, by + step * wk * e, bw, wk * e, face=face_b, edge=B_COLOR, lw=0.6,
+                    linestyle="--")
+    canvas.text(ax + aw / 2, cy - 12, f"A: {tm} x {tile_k}", size=11, ha="center",
+                color=A_COLOR, weight="bold")
+    canvas.text(cx + bw / 2, by - 14, f"B: {tile_k} x {tn} (op(B), K x N)", size=11,
+                ha="center", color=B_COLOR, weight="bold")
+    canvas.text(cx + bw + 8, by + (kk + 0.5) * wk * e, f"K step {kk}:\nk {kk * wk}-"
+                f"{(kk + 1) * wk - 1}", size=9, va="center", color="#333333")
+    canvas.text(x0, cy + ah + 26, f"Dark: the operands of warpgroup 0's wgmma for K step {kk} "
+                f"of {wgmmas}: its {wm} rows of A, all of B.", size=10)
+    canvas.text(x0, cy + ah + 46, "Both warpgroups read the same B: one copy in shared memory "
+                f"serves {tm} rows.", size=10)
+    notes(canvas, x0, cy + ah + 90, [
+        ("Every K step t, each warpgroup", f"waits on full[t % {stages}]; wgmma.fence; {wgmmas} "
+         f"wgmmas (one per {wk} of K, a descriptor for A and one for B each); commit them as one "
+         "group; wgmma.wait_group 1: its group of step t - 1 is done, while step t's still "
+         f"runs. Then __syncthreads, and thread 0 refills the stage step t - 1 read, as in "
+         "chapter 07."),
+    ], width=84, size=10, gap=0)
+
+    # The matrix descriptor.
+    dx, dw = 700, 660
+    canvas.text(dx, 70, "A descriptor per operand and K step: 64 bits", size=13, weight="bold")
+    descriptor_bar(canvas, dx, 104, dw, 40)
+    notes(canvas, dx, 186, [
+        (f"K-major (A: N, B: T), with the {swizzle}-byte swizzle",
+         f"start: the tile's address, + {wg_rows_kib} KiB for warpgroup 1's rows of A, "
+         f"+ {wk * 2} bytes per K step (inside the {swizzle}-byte rows; the swizzle, applied "
+         f"to the final address, still finds each chunk). SBO = {atom} bytes: from 8 rows of "
+         f"M (N) to the next 8, one swizzle atom. LBO unused: a K step's {wk} halves lie in "
+         "one row."),
+        ("MN-major (A: T, B: N)",
+         f"SBO = {atom} bytes, from 8 rows of K to the next 8; LBO = "
+         f"{swizzle // 2 * tile_k * 2} bytes, from one box of {swizzle // 2} along M (N) to the "
+         f"next; a K step is {wk} rows of K, {wk * swizzle} bytes. The transpose flag tells "
+         "wgmma which."),
+    ], width=96, size=10, gap=8)
+
+    # One warpgroup's accumulators: which thread holds which of the 64 x 256.
+    gx, gy, ce, re_ = dx + 50, 425, 2.3, 2.6  # pixels per column, per row
+    canvas.text(dx, gy - 30, f"Warpgroup 0's {wm} x {wn} accumulators, 16 rows per warp",
+                size=13, weight="bold")
+    lane, warp = 9, 1
+    for w in range(warps):
+        canvas.rect(gx, gy + w * 16 * re_, wn * ce, 16 * re_,
+                    face=tint(C_COLOR, 0.1 + 0.12 * (w % 2)), edge=C_COLOR, lw=0.8)
+        canvas.text(gx - 6, gy + (w + 0.5) * 16 * re_, f"warp {w}", size=9, ha="right")
+    for h in range(2):
+        r = 16 * warp + lane // 4 + 8 * h
+        for i in range(wn // 8):
+            for j in range(2):
+                c = 8 * i + 2 * (lane % 4) + j
+                canvas.rect(gx + c * ce, gy + r * re_, ce, re_, face="black", edge="none",
+                            lw=0, zorder=3)
+    canvas.text(gx + wn * ce / 2, gy + wm * re_ + 10, f"columns 0-{wn - 1}", size=9,
+                ha="center", va="top", color="#666666")
+    notes(canvas, dx, gy + wm * re_ + 40, [
+        ("", f"Black: lane {lane} of warp {warp}. Lane l holds rows {nb('16w + l / 4')} and "
+             f"{nb('16w + l / 4 + 8')}, columns {nb('8i + 2 (l % 4)')} and {nb('+ 1')} for "
+             f"{nb(f'i = 0 .. {wn // 8 - 1}')}: {nb(f'2 x {wn // 4}')} = "
+             f"{k['accumulators']} floats, chapter 03's accumulator fragment once per 8 "
+             "columns."),
+    ], width=96, size=10, gap=0)
+
+    # Chapter 07's warp against chapter 08's warpgroup, per K tile.
+    ty = 745
+    canvas.text(x0, ty - 28, f"Per K tile of {tile_k}: chapter 07's warp and chapter 08's "
+                "warpgroup", size=13, weight="bold")
+    c7m, c7n = k["ch07_block_tile_m"], k["ch07_block_tile_n"]
+    mma_k = k["mma_k"]
+    steps7 = tile_k // mma_k
+    loads7 = steps7 * (k["ch07_mma_tiles_m"] + k["ch07_mma_tiles_n"] // 2)
+    mmas7 = steps7 * k["ch07_mma_tiles_m"] * k["ch07_mma_tiles_n"]
+    warps7 = k["ch07_warps_m"] * k["ch07_warps_n"]
+    blocks7 = tm * tn // (c7m * c7n)
+    acc7 = k["ch07_warp_tile_m"] * k["ch07_warp_tile_n"] // 32
+    smem_face, reg_face = "#eeeeee", tint(C_COLOR, 0.2)
+    bh2 = 70
+    for row, (label, boxes) in enumerate([
+        (f"chapter 07\none warp\n({k['ch07_warp_tile_m']} x {k['ch07_warp_tile_n']})", [
+            ("shared memory", "the swizzled stage", smem_face, GRID, 180),
+            (f"{loads7} ldmatrix.x4", "fragments into\nregisters", tint(COPY_COLOR, 0.35),
+             COPY_COLOR, 180),
+            (f"{mmas7} mma.sync", f"m{k['mma_m']}n{k['mma_n']}k{mma_k}, operands\nfrom "
+             "registers", tint(MMA_COLOR, 0.3), MMA_COLOR, 210),
+            ("accumulators", f"{acc7} floats per thread", reg_face, C_COLOR, 180)]),
+        (f"chapter 08\none warpgroup\n({wm} x {wn})", [
+            ("shared memory", "the same stage", smem_face, GRID, 180),
+            ("2 descriptors", "per wgmma, 64 bits\neach: no ldmatrix", tint(COPY_COLOR, 0.35),
+             COPY_COLOR, 180),
+            (f"{wgmmas} wgmma", f"m{wm}n{wn}k{wk}, async:\nfence, commit, wait",
+             tint(MMA_COLOR, 0.3), MMA_COLOR, 210),
+            ("accumulators", f"{k['accumulators']} floats per thread", reg_face, C_COLOR,
+             180)]),
+    ]):
+        y = ty + row * (bh2 + 24)
+        canvas.text(x0, y + bh2 / 2, label, size=10, weight="bold", va="center")
+        x = x0 + 130
+        for j, (title, body, face, edge, w) in enumerate(boxes):
+            if j:
+                canvas.arrow(x - 34, y + bh2 / 2, x - 4, y + bh2 / 2)
+            flow_box(canvas, x, y, w, bh2, title, body, face, edge)
+            x += w + 38
+    notes(canvas, 1066, ty - 8, [
+        (f"For the block's {tm} x {tn} tile", f"chapter 07 needs {blocks7} blocks of {warps7} "
+         f"warps: {blocks7 * warps7 * loads7} ldmatrix.x4 and {blocks7 * warps7 * mmas7} "
+         f"mma.sync per K tile. Chapter 08's {groups} warpgroups issue {groups * wgmmas} "
+         "wgmma, and no operand passes through registers."),
+    ], width=42, size=10, gap=0)
+    canvas.save(figures, "concept_08_wgmma.png")
 
 
 def tile_origin(k, tiles_m, tiles_n, tile):
-    """chapters/08_warp_specialized/gemm.cuh's tile_origin, in tiles: (tile row, tile column)."""
+    """chapters/10_tile_scheduler/gemm.cuh's tile_origin, in tiles: (tile row, tile column)."""
     group_rows_max = k["group_tile_rows"]
     per_group = group_rows_max * tiles_n
     first_row = tile // per_group * group_rows_max
@@ -943,14 +1186,14 @@ def tile_origin(k, tiles_m, tiles_n, tile):
 
 
 def simulate_roles(stages, k_tiles, tiles, latency, wgmma, epilogue, issue):
-    """A schematic run of chapter 08's barriers, in arbitrary time units, for `tiles` tiles of C
-    of `k_tiles` K tiles each, numbered i through the block's K tiles. The producer refills the
-    stage of K tile i once the consumers released its previous use, K tile i - stages (empty);
-    the copy lands `latency` later (full); the consumers start K tile i once it has landed and
-    they are free, run its wgmmas for `wgmma`, release a K tile's stage when the next K tile's
-    wgmmas are issued (wait_group 1), or a tile's last at its end (wait_group 0), and run the
-    epilogue after each tile of C. Returns issued, landed, start, end, released (per i) and the
-    epilogues' (start, end)."""
+    """A schematic run of chapter 09's and 10's barriers, in arbitrary time units, for `tiles`
+    tiles of C of `k_tiles` K tiles each, numbered i through the block's K tiles. The producer
+    refills the stage of K tile i once the consumers released its previous use, K tile
+    i - stages (empty); the copy lands `latency` later (full); the consumers start K tile i once
+    it has landed and they are free, run its wgmmas for `wgmma`, release a K tile's stage when
+    the next K tile's wgmmas are issued (wait_group 1), or a tile's last at its end
+    (wait_group 0), and run the epilogue after each tile of C. Returns issued, landed, start,
+    end, released (per i) and the epilogues' (start, end)."""
     count = k_tiles * tiles
 
     @functools.lru_cache(maxsize=None)
@@ -980,55 +1223,28 @@ def simulate_roles(stages, k_tiles, tiles, latency, wgmma, epilogue, issue):
             [released(i) for i in range(count)], epilogues)
 
 
-def concept_08(k, sms, figures):
-    stages, consumers = k["ch08_stages"], k["consumers"]
-    wg_threads = k["warpgroup_threads"]
-    tm, tn = k["ch08_block_tile_m"], k["ch08_block_tile_n"]
-    canvas = Canvas(1400, 700, "Chapter 08: a producer warpgroup and two consumer warpgroups, "
-                               "meeting only at mbarriers")
-    x0 = 40
+def barrier_mark(canvas, x, y, label, color):
+    """A small boxed letter on a timeline: where a barrier's phase completes."""
+    canvas.text(x, y, label, size=8, ha="center", va="center", weight="bold", zorder=7,
+                bbox=dict(facecolor="white", edgecolor=color, boxstyle="round,pad=0.15", lw=1.2))
 
-    # The block's three warpgroups.
-    y = 70
-    boxes = [("warpgroup 0: producer", f"setmaxnreg.dec to {k['producer_registers']} registers;",
-              "thread 0 issues every TMA copy", tint(COPY_COLOR, 0.45), COPY_COLOR)]
-    for c in range(consumers):
-        boxes.append((f"warpgroup {c + 1}: consumer",
-                      f"setmaxnreg.inc to {k['consumer_registers']} registers;",
-                      f"rows {c * k['wgmma_m']}-{(c + 1) * k['wgmma_m'] - 1} of each "
-                      f"{tm} x {tn} tile", tint(MMA_COLOR, 0.3), MMA_COLOR))
-    for j, (name, line1, line2, face, edge) in enumerate(boxes):
-        bx = x0 + j * 308
-        canvas.rect(bx, y, 290, 86, face=face, edge=edge, lw=1.8)
-        canvas.text(bx + 12, y + 18, name, size=12, weight="bold")
-        canvas.text(bx + 12, y + 44, line1, size=10)
-        canvas.text(bx + 12, y + 66, line2, size=10)
-    launch = k["launch_registers"]
-    canvas.text(x0, y + 108, f"{k['ch08_threads']} threads, one block per SM, launched at "
-                f"{launch} registers each: {wg_threads} x {k['producer_registers']} + "
-                f"{consumers * wg_threads} x {k['consumer_registers']} = "
-                f"{k['ch08_threads']} x {launch}.", size=11)
 
-    # The schematic run.
-    k_tiles, tiles, issue = 6, 2, 0.15
-    issued, landed, start, end, released, epilogues = simulate_roles(
-        stages, k_tiles, tiles, latency=2.6, wgmma=1.0, epilogue=3.0, issue=issue)
-    horizon = epilogues[-1][1] + 0.3
-    tx0, tw = x0 + 200, 920 - 200
-    unit = tw / horizon
-    X = lambda t: tx0 + t * unit  # noqa: E731
-    ty, rh = 250, 44
-    rows = ["producer (thread 0)"] + [f"stage {s}" for s in range(stages)] + \
-        [f"consumers ({consumers} warpgroups)"]
-    canvas.text(x0, ty - 30, "One block over time (schematic, not to scale)", size=13,
-                weight="bold")
-    for r, name in enumerate(rows):
+def roles_rows(canvas, x0, ty, tx0, tw, rh, names):
+    """The rows of a producer/consumer timeline: a name on the left, a rule under each."""
+    for r, name in enumerate(names):
         canvas.text(x0, ty + (r + 0.5) * rh, name, size=11, weight="bold")
         canvas.line([tx0, tx0 + tw], [ty + (r + 1) * rh] * 2, color="#dddddd", lw=0.8)
+
+
+def draw_roles_run(canvas, X, unit, ty, rh, stages, k_tiles, run, issue, last_release=True):
+    """One simulate_roles run on the rows of roles_rows: the producer's issues (row 0), each
+    stage's copy, wait and reads (rows 1 .. stages), the consumers' wgmmas (row stages + 1), and
+    where full[s] (F) and empty[s] (E) complete a phase. The epilogues are the caller's."""
+    issued, landed, start, end, released, _ = run
     cons_y = ty + (stages + 1) * rh
-    for i in range(k_tiles * tiles):
+    for i in range(len(issued)):
         sy = ty + (1 + i % stages) * rh + 5
-        waited = issued[i] - (issued[i - 1] + issue if i else 0.0)
+        waited = issued[i] - (issued[i - 1] + issue if i else issued[0])
         if waited > 1e-9:  # the producer waited on empty[s]
             canvas.line([X(issued[i] - waited), X(issued[i])], [ty + rh / 2] * 2, color=GRID,
                         lw=1.5, linestyle=":")
@@ -1039,46 +1255,123 @@ def concept_08(k, sms, figures):
         if start[i] > landed[i] + 1e-9:
             canvas.rect(X(landed[i]), sy, (start[i] - landed[i]) * unit, rh - 10,
                         face=tint(COPY_COLOR, 0.2), edge=GRID, lw=0.6)
-        canvas.rect(X(start[i]), sy, (released[i] - start[i]) * unit, rh - 10,
+        last = i % k_tiles == k_tiles - 1
+        read_end = released[i] if last_release or not last else end[i]
+        canvas.rect(X(start[i]), sy, (read_end - start[i]) * unit, rh - 10,
                     face=tint(MMA_COLOR, 0.55), edge=GRID, lw=0.6, text=str(i % k_tiles),
                     size=10)
+        barrier_mark(canvas, X(landed[i]), sy + rh - 10, "F", COPY_COLOR)
+        if last_release or not last:
+            barrier_mark(canvas, X(released[i]), sy + rh - 10, "E", MMA_COLOR)
         canvas.rect(X(start[i]), cons_y + 5, (end[i] - start[i]) * unit, rh - 10,
                     face=tint(MMA_COLOR, 0.6), edge=MMA_COLOR, lw=1, text=str(i % k_tiles),
                     size=10)
-    for j, (a, b) in enumerate(epilogues):
-        canvas.rect(X(a), cons_y + 5, (b - a) * unit, rh - 10, face=tint(EPILOGUE_COLOR, 0.55),
+
+
+def warpgroup_boxes(canvas, k, x0, y, consumers, tm, tn, width=290, step=308):
+    """The block's three warpgroups, the producer first, with their setmaxnreg."""
+    boxes = [("warpgroup 0: producer", f"setmaxnreg.dec to {k['producer_registers']} registers;",
+              "thread 0 issues every TMA copy", tint(COPY_COLOR, 0.45), COPY_COLOR)]
+    for c in range(consumers):
+        boxes.append((f"warpgroup {c + 1}: consumer",
+                      f"setmaxnreg.inc to {k['consumer_registers']} registers;",
+                      f"rows {c * k['wgmma_m']}-{(c + 1) * k['wgmma_m'] - 1} of the "
+                      f"{tm} x {tn} tile", tint(MMA_COLOR, 0.3), MMA_COLOR))
+    for j, (name, line1, line2, face, edge) in enumerate(boxes):
+        bx = x0 + j * step
+        canvas.rect(bx, y, width, 86, face=face, edge=edge, lw=1.8)
+        canvas.text(bx + 12, y + 18, name, size=12, weight="bold")
+        canvas.text(bx + 12, y + 44, line1, size=10)
+        canvas.text(bx + 12, y + 66, line2, size=10)
+
+
+def concept_09_roles(k, figures):
+    """Chapter 09: warp specialisation. A producer warpgroup (one thread issues the TMA copies)
+    and two consumer warpgroups (the wgmmas), meeting only at full[s] and empty[s]; one tile per
+    block, so each block's ring starts empty and its epilogue leaves the tensor cores idle."""
+    stages, consumers = k["ch09_stages"], k["ch09_consumers"]
+    wg_threads, threads = k["warpgroup_threads"], k["ch09_threads"]
+    tm, tn, tile_k = k["ch09_block_tile_m"], k["ch09_block_tile_n"], k["tile_k"]
+    stage_kib = (tm + tn) * tile_k * 2 // 1024
+    cwarps = k["ch09_consumer_warps"]
+    canvas = Canvas(1400, 700, "Chapter 09: a producer warpgroup and two consumer warpgroups, "
+                               "meeting only at mbarriers")
+    x0 = 40
+
+    # The block's three warpgroups, and its barriers.
+    y = 66
+    warpgroup_boxes(canvas, k, x0, y, consumers, tm, tn)
+    launch = k["launch_registers"]
+    canvas.text(x0, y + 108, f"{threads} threads, one block per SM, launched at {launch} "
+                f"registers each: {wg_threads} x {k['producer_registers']} + "
+                f"{consumers * wg_threads} x {k['consumer_registers']} = {threads} x {launch}.",
+                size=11)
+    notes(canvas, x0 + 3 * 308 + 10, y + 6, [
+        ("Two barriers per stage", f"full[s]: the producer's arrive.expect_tx and {stage_kib} "
+         f"KiB of copies. empty[s]: {cwarps} arrivals, lane 0 of each consumer warp, once "
+         "the wgmmas that read the stage are done."),
+    ], width=46, size=10, gap=0)
+
+    # The schematic run: two blocks on one SM, one tile each.
+    k_tiles, issue, latency, wgmma, epilogue, gap = 6, 0.15, 2.6, 1.0, 3.0, 0.8
+    run = simulate_roles(stages, k_tiles, 1, latency=latency, wgmma=wgmma, epilogue=epilogue,
+                         issue=issue)
+    length = run[5][0][1]  # a block: from its first copy to its epilogue's end
+    horizon = 2 * length + gap + 0.2
+    tx0, tw = x0 + 200, 1400 - 40 - 240
+    unit = tw / horizon
+    ty, rh = 252, 44
+    canvas.text(x0, ty - 26, "Two blocks, one after the other on one SM (schematic, not to "
+                "scale)", size=13, weight="bold")
+    roles_rows(canvas, x0, ty, tx0, tw, rh, ["producer (thread 0)"] +
+               [f"stage {s}" for s in range(stages)] + [f"consumers ({consumers} warpgroups)"])
+    cons_y = ty + (stages + 1) * rh
+    for b in range(2):
+        offset = b * (length + gap)
+        X = lambda t, o=offset: tx0 + (t + o) * unit  # noqa: E731
+        draw_roles_run(canvas, X, unit, ty, rh, stages, k_tiles, run, issue,
+                       last_release=False)
+        a, e = run[5][0]
+        canvas.rect(X(a), cons_y + 5, (e - a) * unit, rh - 10, face=tint(EPILOGUE_COLOR, 0.55),
                     edge=EPILOGUE_COLOR, lw=1, text="epilogue", size=10)
-        canvas.text(X(start[j * k_tiles]), cons_y + rh + 12,
-                    "tile b" if j == 0 else "tile b + grid", size=10, color="#444444")
-    # Where the producer runs ahead: the next tile's copies during the epilogue.
-    a, b = epilogues[0]
-    canvas.rect(X(a), ty + 2, (b - a) * unit, (stages + 2) * rh - 4, edge="black", lw=1.5,
+        canvas.text(X(0), cons_y + rh + 12, "block b: its tile" if b == 0 else
+                    "the next block on this SM: its tile", size=10, color="#444444")
+    # The SM between the blocks: the tensor cores idle from the last wgmma to the next tile's.
+    idle0 = tx0 + run[3][-1] * unit
+    idle1 = tx0 + (length + gap + run[2][0]) * unit
+    canvas.rect(idle0, ty + 2, idle1 - idle0, (stages + 2) * rh - 4, edge="black", lw=1.5,
                 linestyle="--", zorder=6)
+
     ly = cons_y + rh + 44
     swatches(canvas, x0, ly, [(COPY_COLOR, "TMA issued"),
                               (tint(COPY_COLOR, 0.55), "copy in flight"),
                               (tint(COPY_COLOR, 0.2), "landed, not yet read"),
                               (tint(MMA_COLOR, 0.55), "read by the wgmmas"),
-                              (tint(EPILOGUE_COLOR, 0.55), "epilogue")], spacing=20)
+                              (tint(EPILOGUE_COLOR, 0.55), "epilogue")], spacing=30)
+    barrier_mark(canvas, x0 + 1000, ly, "F", COPY_COLOR)
+    canvas.text(x0 + 1012, ly, "full[s] completes", size=11)
+    barrier_mark(canvas, x0 + 1160, ly, "E", MMA_COLOR)
+    canvas.text(x0 + 1172, ly, "empty[s] completes", size=11)
     notes(canvas, x0, ly + 34, [
-        ("", f"Numbers: the K tile within its tile of C; dotted: the producer waits on empty[s], "
-             f"which lane 0 of each of the {k['consumer_warps']} consumer warps arrives on once "
-             "the stage's wgmmas are done; the consumers wait on full[s] (the producer's "
-             "expect_tx and the landed bytes). No __syncthreads: in the dashed box the "
-             "producer fills the ring with the next tile's K tiles while the consumers run the "
-             "epilogue, and the next tile starts at once."),
-    ], width=112, size=11)
+        ("", f"Numbers: the K tile. The consumers wait on full[s], the producer on empty[s] "
+             "(dotted); a stage is refilled as soon as its E, a K tile read as soon as its F, "
+             "and no __syncthreads makes the warpgroups wait for each other. Stage s's k-th "
+             f"use is phase k of both its barriers: the consumers wait on full[s] with parity "
+             f"{nb('k & 1')}, the producer on empty[s] with {nb('(k & 1) ^ 1')}. Dashed: one "
+             "tile per block, so the epilogue, the block's exit and the next block's first "
+             "copies leave the tensor cores idle (chapter 10)."),
+    ], width=150, size=11)
+    canvas.save(figures, "concept_09_roles.png")
 
-    # The grouped persistent tile order, at 8192^3.
-    size = 8192
+
+def tile_order_panels(canvas, k, sms, gx, gy, tm, tn, size=8192, cell=4):
+    """The first `sms` tiles of a size^3 product, one per block, in the grouped order and row by
+    row, with the rows of A and columns of B they read. Returns {grouped: (rows, columns)}."""
     tiles_m, tiles_n = size // tm, size // tn
-    cell = 5
-    gx, gy = 990, 120
-    canvas.text(gx - 10, gy - 50, f"Tile order at {size}^3 ({tiles_m} x {tiles_n} tiles)",
-                size=13, weight="bold")
     cmap = plt.get_cmap("cividis")
+    reads = {}
     for panel, grouped in enumerate([True, False]):
-        px = gx + panel * (tiles_n * cell + 40)
+        px = gx + panel * (tiles_n * cell + 60)
         canvas.rect(px, gy, tiles_n * cell, tiles_m * cell, face="#eeeeee", edge=GRID, lw=1)
         rows, cols = set(), set()
         for tile in range(sms):
@@ -1097,32 +1390,270 @@ def concept_08(k, sms, figures):
             for g in range(1, tiles_m // group):
                 canvas.line([px - 4, px + tiles_n * cell + 4], [gy + g * group * cell] * 2,
                             color="black", lw=1.2)
-        title = (f"grouped ({k['group_tile_rows']} tile rows)" if grouped else "row by row")
-        canvas.text(px + tiles_n * cell / 2, gy - 20, title, size=11, ha="center")
-        canvas.text(px + tiles_n * cell / 2, gy + tiles_m * cell + 16,
+        title = f"grouped ({k['group_tile_rows']} tile rows)" if grouped else "row by row"
+        canvas.text(px + tiles_n * cell / 2, gy - 22, title, size=11, ha="center")
+        canvas.text(px + tiles_n * cell / 2, gy + tiles_m * cell + 10,
                     f"{len(rows) * tm} rows of A,\n{len(cols) * tn} columns of B", size=10,
                     ha="center", va="top")
-    notes(canvas, gx - 10, gy + tiles_m * cell + 70, [
-        ("", f"Coloured: the first {sms} tiles, one per block ({sms} SMs on the H100 of the "
-             "results), dark to light in order; in the margins (blue, orange) and below: the "
-             f"rows of A and columns of B they read. Block b then takes tiles b + {sms}, "
-             f"b + {2 * sms}, ..."),
-    ], width=52, size=10)
-    canvas.save(figures, "concept_08_roles.png")
+        reads[grouped] = (len(rows) * tm, len(cols) * tn)
+    return reads
+
+
+def concept_10_tile_scheduler(k, sms, figures):
+    """Chapter 10: chapter 09's block made persistent, one per SM, walking tiles b, b + grid, ...
+    in a grouped order, its result leaving through swizzled staging boxes and TMA stores that
+    overlap the next tile's main loop."""
+    stages, consumers = k["ch10_stages"], k["ch10_consumers"]
+    tm, tn = k["ch10_block_tile_m"], k["ch10_block_tile_n"]
+    wm = k["wgmma_m"]
+    box_cols, buffers = k["store_box_columns"], k["store_buffers"]
+    boxes = tn // box_cols
+    box_kib = k["store_box_bytes"] // 1024
+    group = k["group_tile_rows"]
+    size = 8192
+    canvas = Canvas(1400, 1000, "Chapter 10: persistent blocks, a grouped tile order, and TMA "
+                                "stores under the next tile's work")
+    x0 = 40
+
+    # The tile order, top right, and what it and the persistent block do, top left.
+    reads = tile_order_panels(canvas, k, sms, 1040, 118, tm, tn, size=size)
+    canvas.text(1030, 62, f"The first {sms} tiles at {size}^3", size=13, weight="bold")
+    (rows_g, cols_g), (rows_r, cols_r) = reads[True], reads[False]
+    notes(canvas, x0, 70, [
+        ("Persistent", f"{sms} blocks, one per SM ({sms} SMs on the H100 of the results). "
+         f"Block b computes tiles b, b + {sms}, b + {2 * sms}, ... of C. Its producer and "
+         "consumers keep their stage and phase counters from one tile to the next, so the "
+         "producer fills the ring with the next tile's K tiles while the consumers finish the "
+         "last one."),
+        ("Grouped order", f"Tiles are numbered in groups of {group} tile rows, column by column "
+         f"inside a group. The {sms} tiles in flight at once (right, dark to light) then read "
+         f"{rows_g} rows of A and {cols_g} columns of B; row by row they would read {rows_r} "
+         f"rows of A and {cols_r} columns of B. What they share, they find in L2."),
+        ("The epilogue through TMA (the plain product, kStore)", f"Each consumer writes its "
+         f"{wm} x {tn} fp32 result {box_cols} columns at a time, a {box_kib} KiB box, "
+         f"swizzled, into one of its {buffers} staging buffers; one of its threads starts the "
+         "box's TMA store and the warpgroup writes the next box into the other buffer (after "
+         "the store two boxes back has read it: cp.async.bulk.wait_group.read). The training's "
+         "fused epilogues keep chapter 08's stores."),
+    ], width=104, size=11, gap=8)
+
+    # The schematic run: one block, two tiles.
+    k_tiles, issue, latency, wgmma, write, store = 6, 0.15, 2.6, 1.0, 0.4, 0.4
+    # Box j is written once the store of box j - buffers has read its buffer (bulk_wait_read).
+    writes, t = [], 0.0
+    for box in range(boxes):
+        if box >= buffers:
+            t = max(t, writes[box - buffers] + write + store)
+        writes.append(t)
+        t += write
+    epilogue = t
+    run = simulate_roles(stages, k_tiles, 2, latency=latency, wgmma=wgmma, epilogue=epilogue,
+                         issue=issue)
+    epilogues = run[5]
+    horizon = epilogues[-1][1] + store + 0.2
+    tx0, tw = x0 + 200, 1400 - 40 - 240
+    unit = tw / horizon
+    X = lambda t: tx0 + t * unit  # noqa: E731
+    ty, rh = 500, 42
+    canvas.text(x0, ty - 26, "One block over time: tiles b and b + grid (schematic, not to "
+                "scale)", size=13, weight="bold")
+    roles_rows(canvas, x0, ty, tx0, tw, rh, ["producer (thread 0)"] +
+               [f"stage {s}" for s in range(stages)] +
+               [f"consumers ({consumers} warpgroups)"] +
+               [f"staging buffer {b}" for b in range(buffers)])
+    draw_roles_run(canvas, X, unit, ty, rh, stages, k_tiles, run, issue)
+    cons_y = ty + (stages + 1) * rh
+    for j, (a, _) in enumerate(epilogues):
+        for box in range(boxes):
+            w0 = a + writes[box]
+            canvas.rect(X(w0), cons_y + 5, write * unit, rh - 10,
+                        face=tint(EPILOGUE_COLOR, 0.55), edge=EPILOGUE_COLOR, lw=0.8,
+                        text=str(box), size=9)
+            by = cons_y + (1 + box % buffers) * rh + 5
+            canvas.rect(X(w0), by, write * unit, rh - 10, face=tint(EPILOGUE_COLOR, 0.55),
+                        edge=EPILOGUE_COLOR, lw=0.8, text=str(box), size=9)
+            canvas.rect(X(w0 + write), by, store * unit, rh - 10, face=tint(COPY_COLOR, 0.55),
+                        edge=GRID, lw=0.6, hatch="//")
+        canvas.text(X(run[2][j * k_tiles]), ty + (stages + 4) * rh + 12,
+                    "tile b" if j == 0 else "tile b + grid", size=10, color="#444444")
+    # The first tile's epilogue: the producer's next copies and the stores under way.
+    a = epilogues[0][0]
+    b = epilogues[0][1] + store
+    canvas.rect(X(a), ty + 2, (b - a) * unit, (stages + 4) * rh - 4, edge="black", lw=1.5,
+                linestyle="--", zorder=6)
+
+    ly = ty + (stages + 4) * rh + 44
+    swatches(canvas, x0, ly, [(COPY_COLOR, "TMA load issued"),
+                              (tint(COPY_COLOR, 0.55), "TMA load or store in flight"),
+                              (tint(COPY_COLOR, 0.2), "landed, not yet read"),
+                              (tint(MMA_COLOR, 0.55), "read by the wgmmas"),
+                              (tint(EPILOGUE_COLOR, 0.55), "box written to staging")],
+             spacing=24)
+    notes(canvas, x0, ly + 34, [
+        ("", "Numbers: the K tile within its tile of C; in the epilogue, the box of "
+             f"{box_cols} columns. F and E: full[s] and empty[s] complete a phase. Dashed: while "
+             "the consumers write the first tile's boxes, the producer has already loaded the "
+             "next tile's first K tiles, and the last stores are still leaving when the next "
+             "tile's wgmmas start: chapter 09's idle gap between blocks is gone."),
+    ], width=150, size=11)
+    canvas.save(figures, "concept_10_tile_scheduler.png")
+
+
+# Chapter 11's header: concept_11 reads it where it exists and is skipped, with a note, before.
+CH11_DIR = "chapters/11_clusters"
+CH11_HEADER = CH11_DIR + "/gemm.cuh"
+CH11_CONSTANTS = {"cluster_blocks": "kClusterBlocks", "block_tile_m": "kBlockTileM",
+                  "block_tile_n": "kBlockTileN", "stages": "kStages",
+                  "consumer_warps": "kConsumerWarps", "tile_k": "kTileK"}
+
+
+def concept_11_clusters(k, figures):
+    """Chapter 11: chapter 10's kernel in clusters of two CTAs on two tiles one above the other,
+    which share their B tile: each CTA loads its own A tile and half of B, multicast into both
+    CTAs' shared memory; a stage's empty barrier collects the consumers of both."""
+    if not os.path.isdir(os.path.join(ROOT, CH11_DIR)):
+        print(f"skipped concept_11_clusters.png: no {CH11_DIR} yet (drawn from {CH11_HEADER} "
+              "once the chapter exists)")
+        return
+    c = {key: read_constant(CH11_HEADER, name) for key, name in CH11_CONSTANTS.items()}
+    if c["cluster_blocks"] != 2:
+        error(f"concept_11 draws clusters of 2 CTAs; {CH11_HEADER} says kClusterBlocks = "
+              f"{c['cluster_blocks']}")
+    tm, tn, tile_k, stages = c["block_tile_m"], c["block_tile_n"], c["tile_k"], c["stages"]
+    cwarps = c["consumer_warps"]
+    half = tn // 2
+    a_kib, half_kib = tm * tile_k * 2 // 1024, half * tile_k * 2 // 1024
+    stage_kib = a_kib + 2 * half_kib
+    own_kib = a_kib + half_kib
+    rank_colors = [OKABE_ITO["green"], OKABE_ITO["purple"]]
+    canvas = Canvas(1400, 880, "Chapter 11: two CTAs of a cluster share their B tile, each "
+                               "loading half of it for both")
+    x0 = 40
+
+    # Global memory (L2): the pair's two A tiles and the two halves of its B tile.
+    gy, gh = 96, 80
+    canvas.rect(x0, gy - 30, 960, gh + 60, face="#f4f4f4", edge=GRID, lw=1.2)
+    canvas.text(x0 + 12, gy - 14, "global memory (through L2), K tile t of the pair", size=12,
+                weight="bold")
+    cta_x = [x0, x0 + 500]  # the CTAs' boxes
+    slot_x = [20, 150, 280]  # A, B half 0, B half 1 inside a CTA box
+    slot_w = 120
+    sources = {"A0": (x0 + 30, f"A: rows of tile 0\n{tm} x {tile_k}", A_COLOR, 0.3),
+               "B0": (x0 + 330, f"B half 0: columns\n0-{half - 1}, {half} x {tile_k}", B_COLOR,
+                      0.5),
+               "B1": (x0 + 520, f"B half 1: columns\n{half}-{tn - 1}, {half} x {tile_k}",
+                      B_COLOR, 0.25),
+               "A1": (x0 + 800, f"A: rows of tile 1\n{tm} x {tile_k}", A_COLOR, 0.3)}
+    for name, (sx, label, color, amount) in sources.items():
+        canvas.rect(sx, gy + 8, 140, gh - 16, face=tint(color, amount), edge=color, lw=1.4,
+                    text=label, size=10)
+
+    # The two CTAs: the same stage layout in both, their barriers, producers and consumers.
+    cy, ch = 330, 270
+    for r in range(2):
+        bx = cta_x[r]
+        canvas.rect(bx, cy, 460, ch, face=tint(rank_colors[r], 0.06), edge=rank_colors[r],
+                    lw=2)
+        canvas.text(bx + 230, cy + ch + 16, f"CTA {r} (%cluster_ctarank = {r}): tile {r} of the "
+                    "pair", size=12, weight="bold", ha="center", color=rank_colors[r])
+        canvas.text(bx + 20, cy + 128, f"stage s (of {stages}, {stage_kib} KiB), at the same "
+                    "address in both CTAs", size=10, color="#444444")
+        for j, (label, color, amount) in enumerate([
+                (f"A tile\n{tm} x {tile_k}\n{a_kib} KiB", A_COLOR, 0.3),
+                (f"B half 0\n{half} x {tile_k}\n{half_kib} KiB", B_COLOR, 0.5),
+                (f"B half 1\n{half} x {tile_k}\n{half_kib} KiB", B_COLOR, 0.25)]):
+            canvas.rect(bx + slot_x[j], cy + 20, slot_w, 84, face=tint(color, amount),
+                        edge=color, lw=1.4, text=label, size=10)
+        # Producer and consumers on the first row, the barriers under them; the consumers and
+        # empty[s] face the other CTA.
+        inner = r == 0  # CTA 0's inner side is its right
+        prod_x = bx + (20 if inner else 300)
+        cons_x = bx + (200 if inner else 20)
+        full_x = bx + (20 if inner else 320)
+        empty_x = bx + (320 if inner else 20)
+        canvas.rect(prod_x, cy + 150, 140, 44, face=tint(COPY_COLOR, 0.45), edge=COPY_COLOR,
+                    lw=1.5, text="producer:\nthread 0", size=10)
+        canvas.rect(cons_x, cy + 150, 240, 44, face=tint(MMA_COLOR, 0.3), edge=MMA_COLOR,
+                    lw=1.5, text=f"consumers: {cwarps} warps\n({cwarps // 4} warpgroups)",
+                    size=10)
+        canvas.rect(full_x, cy + 222, 120, 32, face="white", edge="black", lw=1.5,
+                    text="full[s]", size=11, weight="bold")
+        canvas.rect(empty_x, cy + 222, 120, 32, face="white", edge="black", lw=1.5,
+                    text="empty[s]", size=11, weight="bold")
+        canvas.arrow(prod_x + 70, cy + 195, full_x + 60, cy + 220, color=COPY_COLOR, lw=1.4)
+        # Its consumers arrive on its own empty[s] ...
+        own = cons_x + (180 if inner else 60)
+        canvas.arrow(own, cy + 195, empty_x + 60, cy + 220, color=MMA_COLOR, lw=1.4)
+    # ... and on the other CTA's (mbarrier.arrive.release.cluster, at the address mapa gives).
+    canvas.arrow(cta_x[0] + 400, cy + 195, cta_x[1] + 60, cy + 220, color=MMA_COLOR, lw=1.4)
+    canvas.arrow(cta_x[1] + 60, cy + 195, cta_x[0] + 400, cy + 220, color=MMA_COLOR, lw=1.4)
+
+    # The copies: each CTA's producer loads its A tile, and its half of B multicast into both.
+    src_bottom = gy + gh - 8
+    dst_top = cy + 18
+    for r in range(2):
+        ax_, _, _, _ = sources[f"A{r}"]
+        canvas.arrow(ax_ + 70, src_bottom, cta_x[r] + slot_x[0] + slot_w / 2, dst_top,
+                     color=rank_colors[r], lw=2.0)
+        hx, _, _, _ = sources[f"B{r}"]
+        for d in range(2):
+            canvas.arrow(hx + 70, src_bottom, cta_x[d] + slot_x[1 + r] + slot_w / 2, dst_top,
+                         color=rank_colors[r], lw=2.0)
+    canvas.text(x0 + 480, gy + gh + 50, "one multicast copy, written into both CTAs", size=10,
+                ha="center", color="#444444", style="italic",
+                bbox=dict(facecolor="white", edgecolor="none", pad=1))
+
+    swatches(canvas, x0, cy + ch + 54, [(rank_colors[0], "copies CTA 0's producer issues"),
+                                        (rank_colors[1], "CTA 1's"),
+                                        (COPY_COLOR, "the producer's arrival on full[s]"),
+                                        (MMA_COLOR, "arrivals on empty[s]")], spacing=34)
+    notes(canvas, x0, cy + ch + 96, [
+        ("full[s], in each CTA", f"1 arrival (its producer's expect_tx of {stage_kib} KiB) and "
+         f"the bytes: {own_kib} KiB from its own copies, {half_kib} KiB from the other CTA's "
+         "multicast, which may land before the expect_tx and still counts."),
+        ("empty[s], in each CTA", f"{2 * cwarps} arrivals: one from each of its {cwarps} "
+         f"consumer warps and one from each of the other CTA's {cwarps}. A multicast refills "
+         "stage s in both CTAs at once, so neither producer may start before the consumers of "
+         "both are done with it."),
+    ], width=120, size=11, gap=6)
+
+    # Right: the pair of tiles in C, and what the cluster saves.
+    px, py = 1060, 100
+    canvas.text(px, py - 34, "The pair of tiles in C", size=13, weight="bold")
+    e = 0.9
+    for h in range(2):
+        canvas.rect(px + 40 + h * half * e, py, half * e, tile_k * e,
+                    face=tint(B_COLOR, 0.5 if h == 0 else 0.25), edge=B_COLOR, lw=1.2,
+                    text=f"B half {h}", size=9)
+    for r in range(2):
+        canvas.rect(px, py + tile_k * e + 12 + r * tm * e, 28, tm * e,
+                    face=tint(A_COLOR, 0.3), edge=A_COLOR, lw=1.2, text="A", size=9)
+        canvas.rect(px + 40, py + tile_k * e + 12 + r * tm * e, tn * e, tm * e,
+                    face=tint(rank_colors[r], 0.2), edge=rank_colors[r], lw=1.5,
+                    text=f"tile {r}: CTA {r}\n{tm} x {tn}", size=10)
+    bottom = py + tile_k * e + 12 + 2 * tm * e
+    notes(canvas, px, bottom + 30, [
+        ("", f"Two tiles one above the other: the same {tn} columns of B, different rows of A. "
+             f"Alone, each CTA would read {stage_kib} KiB per K tile from L2; in the cluster it "
+             f"reads {own_kib} KiB and still receives all {stage_kib} KiB."),
+        ("", "The cluster's two CTAs run at the same time on SMs of one GPC and can write and "
+             "arrive on each other's shared memory."),
+    ], width=40, size=10, gap=4)
+    canvas.save(figures, "concept_11_clusters.png")
 
 
 def concept_09(k, figures):
     """Swap AB (the weights on wgmma's M, the batch on its N) and the split-K sum by the last
     block to arrive, in a fixed order, for an example product of the trainer."""
-    wm, tile_k, max_batch = k["wgmma_m"], k["tile_k"], k["ch09_max_batch"]
-    dispatch = "chapters/09_swap_ab_split_k/dispatch.cuh"
+    wm, tile_k, max_batch = k["wgmma_m"], k["tile_k"], k["ch12_max_batch"]
+    dispatch = "chapters/12_swap_ab/dispatch.cuh"
     found = re.search(r"constexpr int kBatchTiles\[\] = \{([\d, ]+)\};",
                       open(os.path.join(ROOT, dispatch)).read())
     if not found:
         error(f"{dispatch}: no constexpr int kBatchTiles[] = {{...}}; for concept_09")
     batch_tiles = [int(v) for v in found.group(1).split(",")]
     batch, outputs, inputs, splits = 32, 512, 1024, 4  # the example: Y = X W^T at batch 32
-    if splits > k["ch09_max_splits"] or batch > max_batch or batch not in batch_tiles:
+    if splits > k["ch12_max_splits"] or batch > max_batch or batch not in batch_tiles:
         error("concept_09: the example no longer fits chapter 09's limits")
     tiles = outputs // wm
     canvas = Canvas(1400, 760, "Chapter 09: the batch on wgmma's N, and K split inside the "
@@ -1135,7 +1666,7 @@ def concept_09(k, figures):
     cw, ch = 400, 28  # C: batch x outputs, drawn 400 wide
     cy = y0 + 50
     matrix_label(canvas, x0, cy, cw, ch, f"C = Y: {batch} x {outputs}", C_COLOR)
-    rows08 = k["ch08_block_tile_m"]
+    rows08 = k["ch09_block_tile_m"]
     canvas.text(x0, cy + ch + 22, f"a block tile of chapter 08 ({rows08} rows of C) would hold "
                 f"{batch} rows of batch and {rows08 - batch} of nothing", size=10)
     tx, ty, tw, th = x0 + 70, cy + 110, ch, cw  # C^T: outputs x batch, drawn 400 tall
@@ -1230,7 +1761,7 @@ def concept_10(k, figures):
     """One step of chapter 09's CUDA graph against one of chapter 10's persistent kernel, on one
     time axis, from the measurements: the step times, the graph node and the grid barrier from
     bench/sync_costs, the phases read with clock64 (784-128-128-128-10 at batch 32)."""
-    tile_m, tile_n = k["ch10_tile_m"], k["ch10_tile_n"]
+    tile_m, tile_n = k["ch15_tile_m"], k["ch15_tile_n"]
     hidden = [int(w) for w in CH10_MODEL.split("-")]
     ch09 = read_rows(CH09_STEPS, chapter="09_swap_ab_split_k", layers=CH10_MODEL,
                      batch=CH10_BATCH)[0]
@@ -1346,8 +1877,13 @@ def main():
     concept_04(k, figures)
     concept_05(k, figures)
     concept_06(k, read_epilogue_kinds(), figures)
-    concept_07(k, figures)
-    concept_08(k, read_sm_count(), figures)
+    concept_07_tma(k, figures)
+    concept_08_wgmma(k, figures)
+    concept_09_roles(k, figures)
+    concept_10_tile_scheduler(k, read_sm_count(), figures)
+    concept_11_clusters(k, figures)
+    # The swap AB and split-K figure (chapters/12_swap_ab) and the persistent step's
+    # (chapters/15_persistent_step), under their former chapters' names for now.
     concept_09(k, figures)
     concept_10(k, figures)
 
