@@ -3,7 +3,7 @@
 //
 // Chapter 07's warps still use the tensor cores as Ampere introduced them: each loads its
 // fragments from shared memory into registers with ldmatrix and issues 16 x 8 x 16 mma.sync
-// instructions, 64 of them per warp per K tile of 64, and 64 ldmatrix to feed them. Hopper's
+// instructions, 64 of them per warp per K tile of 64, and 24 ldmatrix.x4 to feed them. Hopper's
 // tensor cores reach their full rate only through wgmma (wgmma.cuh): a warpgroup of 4 warps
 // multiplies 64 x 256 x 16 in one instruction, its operands read straight from shared memory
 // through descriptors, asynchronously. The tiles TMA writes are already in the layout wgmma reads
