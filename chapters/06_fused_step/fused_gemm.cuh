@@ -25,8 +25,8 @@
 // chapter also asks the trainer to record each step once as a CUDA graph and replay it
 // (kReplayStepAsGraph): one launch from the host per step instead of one per kernel.
 //
-// The rest is chapter 05's (docs/05_split_k.md). The kernel and its launch are in this header, which
-// chapters 07-11 include for the products their own kernels leave; gemm.cuh is the chapter's
+// The rest is chapter 05's (docs/05_split_k.md). The kernel and its launch are in this header,
+// which chapters 07-11 include for the products their own kernels leave; gemm.cuh is the chapter's
 // GEMM interface.
 #pragma once
 

@@ -12,10 +12,8 @@ namespace mnist::tma {
 // mostly their epilogue, which chapter 06's kernel, at two blocks per SM, spreads over more warps.
 constexpr int kMinKTiles = 4;
 
-// (1) TMA can read both operands: 16-byte aligned, every stored row a multiple of 8 halves,
-// chapter 04's condition for 16-byte copies; (2) K is at least kMinKTiles tiles; (3) chapter 06
-// would not split K: these kernels have no split-K. The GPU is an H100 with sm_90a code: gemm()
-// runs chapters 07 on nowhere else (kNeedsSm90a, common/gpu_requirements.hpp).
+// (1) TMA can read both operands (chapter 04's condition for 16-byte copies); (2) K is at least
+// kMinKTiles tiles; (3) chapter 06 would not split K: these kernels have no split-K.
 template <Op kOpA, Op kOpB, EpilogueKind kKind>
 bool tma_kernel_takes(const GemmProblem& p) {
   return p.k >= kMinKTiles * kTileK && smem_tiling::vectorizable(p.a, kOpA == Op::N ? p.k : p.m) &&

@@ -1,25 +1,18 @@
 // Chapter 07: TMA. Chapter 06's kernel, with its copies handed to Hopper's copy engine.
 //
 // In chapter 06 all 256 threads copy every stage: each computes the addresses of its 16-byte
-// pieces, tests them against the matrix's edges and issues 4-8 cp.async. Hopper's Tensor Memory
-// Accelerator (tma.cuh) takes a whole tile from one thread, one instruction per operand: it
-// computes the addresses, fills what lies past the matrix with zeros, writes the tile swizzled,
-// and counts its bytes on an mbarrier that the other threads wait on.
-//
-// The loop is chapter 06's, one barrier per K step, with the K tile widened to the swizzle span
-// (64 halves) and cp.async's group wait replaced by a wait on the stage's mbarrier:
+// pieces, tests them against the matrix's edges and issues 4-8 cp.async. Here one thread hands a
+// whole tile to the Tensor Memory Accelerator (tma.cuh) with one instruction per operand; the
+// engine computes the addresses, fills what lies past the matrix with zeros (the box still counts
+// all its bytes), writes the tile swizzled and counts its bytes on the stage's mbarrier, full[s].
+// The loop is chapter 06's, with the K tile widened to the swizzle span (64 halves):
 //
 //   prologue: thread 0 starts K tiles 0 .. kStages - 2, each counting its 32 KiB on full[stage]
-//   K step t, stage s = t % kStages:
-//     everyone  waits on full[s] (parity: the stage's use count & 1): tile t has landed
-//     barrier   __syncthreads: every warp has finished step t - 1, stage (t - 1) % kStages is free
-//     thread 0  starts K tile t + kStages - 1 into that stage
-//     every warp its mma.sync tiles on stage s, each lane's ldmatrix row found through the swizzle
+//   K step t: everyone waits on full[t % kStages] (parity: the stage's use count & 1); one
+//             __syncthreads, after which thread 0 refills the stage of step t - 1; every warp
+//             multiplies, each lane's ldmatrix row found through the swizzle
 //
-// When: tma_kernel_takes() in dispatch.cuh: TMA can read both operands, K is at least 4 tiles and
-// chapter 06 would not split K (this kernel has no split-K). Every other product goes to chapter
-// 06's kernel. Edges: TMA writes zeros where a box reaches past the matrix (the box still counts
-// all its bytes), zeros add nothing, and the epilogue skips rows and columns outside C.
+// When: tma_kernel_takes() in dispatch.cuh; every other product goes to chapter 06's kernel.
 #pragma once
 
 #include <cstdint>
@@ -45,10 +38,10 @@ constexpr bool kReplayStepAsGraph = true;
 // else the trainer stops with one line saying so, and the tests SKIP.
 constexpr bool kNeedsSm90a = true;
 
-constexpr int kBlockTileM = 128;  // rows of C per block
-constexpr int kBlockTileN = 128;  // columns of C per block
-constexpr int kWarpTileM = 64;    // rows of C per warp
-constexpr int kWarpTileN = 32;    // columns of C per warp
+constexpr int kBlockTileM = 128;                   // rows of C per block
+constexpr int kBlockTileN = 128;                   // columns of C per block
+constexpr int kWarpTileM = 64;                     // rows of C per warp
+constexpr int kWarpTileN = 32;                     // columns of C per warp
 constexpr int kWarpsM = kBlockTileM / kWarpTileM;  // 2
 constexpr int kWarpsN = kBlockTileN / kWarpTileN;  // 4
 constexpr int kThreads = kWarpsM * kWarpsN * 32;   // 256 threads, 8 warps, per block
@@ -68,7 +61,8 @@ template <class Tile, bool kB>
 __device__ __forceinline__ void load_fragments(const uint8_t* tile, int mn, int k, int lane,
                                                uint32_t (&r)[4]) {
   const int matrix = lane / 8, row = lane % 8;
-  const int mi = mn + (kB ? matrix / 2 : matrix % 2) * 8, ki = k + (kB ? matrix % 2 : matrix / 2) * 8;
+  const int mi = mn + (kB ? matrix / 2 : matrix % 2) * 8,
+            ki = k + (kB ? matrix % 2 : matrix / 2) * 8;
   const int at = Tile::kKMajor ? Tile::offset(mi + row, ki) : Tile::offset(mi, ki + row);
   ldmatrix_x4<!Tile::kKMajor>(reinterpret_cast<const __half*>(tile + at), r);
 }
@@ -112,7 +106,10 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();  // the barriers exist before anyone waits on them
 
-  // As in chapter 06: warps wholly below or right of C skip their MMAs.
+  // At M = 32 the lower half of a 128-row block tile lies below C: its warps would only multiply
+  // the zeros the loads put there, so they skip their MMAs (and still load and wait with the
+  // others). One test per K step; finer skips, per mma tile, cost more in the inner loop than
+  // they saved (measured: docs/05_split_k.md).
   const bool warp_inside_c = block_row + warp_row < p.m && block_col + warp_col < p.n;
 
   float acc[kMmaTilesM][kMmaTilesN][4] = {};

@@ -195,24 +195,20 @@ inline CUtensorMap encode_tensor_map(void* base, CUtensorMapDataType type, int e
   return map;
 }
 
-// The tensor map for Tile's boxes of an operand stored as `rows` rows of `row_length` halves.
-// Outside the matrix the copies read zeros (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE).
-template <class Tile>
-CUtensorMap make_tensor_map(const __half* x, int row_length, int rows) {
-  return encode_tensor_map(const_cast<__half*>(x), CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                           int(sizeof(__half)), row_length, rows, Tile::kBoxInner, Tile::kBoxOuter,
-                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "an operand");
-}
-
-// The tensor maps of a problem's operands, each as stored: rows of k (K-major) or of m, n.
+// The tensor maps of a problem's operands, each as stored: rows of k (K-major) or of m, n. Outside
+// the matrix the copies read zeros (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE).
 template <class ATile, class BTile>
 struct TensorMaps {
   CUtensorMap a, b;
   explicit TensorMaps(const GemmProblem& p)
-      : a(ATile::kKMajor ? make_tensor_map<ATile>(p.a, p.k, p.m)
-                         : make_tensor_map<ATile>(p.a, p.m, p.k)),
-        b(BTile::kKMajor ? make_tensor_map<BTile>(p.b, p.k, p.n)
-                         : make_tensor_map<BTile>(p.b, p.n, p.k)) {}
+      : a(operand_map<ATile>(p.a, ATile::kKMajor ? p.k : p.m, ATile::kKMajor ? p.m : p.k)),
+        b(operand_map<BTile>(p.b, BTile::kKMajor ? p.k : p.n, BTile::kKMajor ? p.n : p.k)) {}
+  template <class Tile>
+  static CUtensorMap operand_map(const __half* x, int row_length, int rows) {
+    return encode_tensor_map(const_cast<__half*>(x), CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                             int(sizeof(__half)), row_length, rows, Tile::kBoxInner,
+                             Tile::kBoxOuter, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, "an operand");
+  }
 };
 
 }  // namespace mnist::tma

@@ -104,8 +104,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int stage = t % kStages;
     mbarrier_wait(full + stage * sizeof(uint64_t), t / kStages % 2);  // tile t has landed
     const uint32_t a = ring + stage * Ring::kStageBytes;  // the stage: A tile, then B tile
-    multiply_k_tile<typename Ring::A, typename Ring::B>(
-        acc, a + warpgroup * kWarpgroupRowsBytes, a + Ring::A::kBytes, t > 0);
+    multiply_k_tile<typename Ring::A, typename Ring::B>(acc, a + warpgroup * kWarpgroupRowsBytes,
+                                                        a + Ring::A::kBytes, t > 0);
     wgmma_wait<1>();  // this warpgroup's wgmmas of step t - 1 are done
     __syncthreads();  // and every warpgroup's: stage (t - 1) % kStages is free
     if (threadIdx.x == 0) load_stage(t + kStages - 1);

@@ -70,11 +70,16 @@ constexpr int kEpilogueGroup = 8;
 constexpr int kWarpgroupRowsBytes = kWgmmaM * kTileK * int(sizeof(__half));
 static_assert(kWarpgroupRowsBytes % kSwizzleAtomBytes == 0, "each warpgroup's rows on an atom");
 
-// The descriptor's offsets and the step of 16 halves of K, for a SwizzledTile (see above).
+// The descriptor's leading byte offset and the step of 16 halves of K, for a SwizzledTile (see
+// above).
 template <class Tile>
-constexpr uint32_t kLeadingBytes = Tile::kKMajor ? 16 : Tile::kBoxBytes;
+constexpr uint32_t leading_bytes() {
+  return Tile::kKMajor ? 16 : Tile::kBoxBytes;
+}
 template <class Tile>
-constexpr uint32_t kKStepBytes = Tile::kKMajor ? kWgmmaK * sizeof(__half) : kWgmmaK * kSwizzleBytes;
+constexpr uint32_t k_step_bytes() {
+  return Tile::kKMajor ? kWgmmaK * sizeof(__half) : kWgmmaK * kSwizzleBytes;
+}
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -83,7 +88,7 @@ constexpr uint32_t kKStepBytes = Tile::kKMajor ? kWgmmaK * sizeof(__half) : kWgm
 template <class Tile>
 __device__ __forceinline__ uint64_t matrix_descriptor(uint32_t address) {
   constexpr uint64_t kSwizzle128B = 1;
-  return uint64_t((address & 0x3FFFF) >> 4) | uint64_t(kLeadingBytes<Tile> >> 4) << 16 |
+  return uint64_t((address & 0x3FFFF) >> 4) | uint64_t(leading_bytes<Tile>() >> 4) << 16 |
          uint64_t(kSwizzleAtomBytes >> 4) << 32 | kSwizzle128B << 62;
 }
 
@@ -160,8 +165,8 @@ __device__ __forceinline__ void multiply_k_tile(float (&acc)[kAccumulators], uin
 #pragma unroll
   for (int k = 0; k < kTileK / kWgmmaK; ++k) {
     wgmma_m64n256k16<!ATile::kKMajor, !BTile::kKMajor>(
-        acc, matrix_descriptor<ATile>(a + k * kKStepBytes<ATile>),
-        matrix_descriptor<BTile>(b + k * kKStepBytes<BTile>), accumulate || k > 0);
+        acc, matrix_descriptor<ATile>(a + k * k_step_bytes<ATile>()),
+        matrix_descriptor<BTile>(b + k * k_step_bytes<BTile>()), accumulate || k > 0);
   }
   wgmma_commit();
 }

@@ -107,8 +107,8 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, uint
   for (int t = 0; t < k_tiles; ++t) {
     mbarrier_wait(full + stage * sizeof(uint64_t), phase);  // its bytes have landed
     const uint32_t a = ring + stage * Ring::kStageBytes;    // the stage: A tile, then B tile
-    multiply_k_tile<typename Ring::A, typename Ring::B>(
-        acc, a + consumer * kWarpgroupRowsBytes, a + Ring::A::kBytes, t > 0);
+    multiply_k_tile<typename Ring::A, typename Ring::B>(acc, a + consumer * kWarpgroupRowsBytes,
+                                                        a + Ring::A::kBytes, t > 0);
     wgmma_wait<1>();  // K tile t - 1's wgmmas are done: its stage goes back to the producer
     if (t > 0 && lane == 0) mbarrier_arrive(empty + previous * sizeof(uint64_t));
     previous = stage;
