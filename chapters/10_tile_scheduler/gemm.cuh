@@ -62,7 +62,7 @@ constexpr int kGroupTileRows = 16;                          // tile rows per gro
 // TMA box each, kStoreBoxColumns (tma_store.cuh) by the consumer's 64 rows.
 constexpr int kStoreBoxBytes = kStoreBoxColumns * kWgmmaM * int(sizeof(float));  // 8 KiB
 constexpr int kStoreBuffers = 2;
-constexpr int kStagingBytes = kConsumers * kStoreBuffers * kStoreBoxBytes;  // 32 KB
+constexpr int kStagingBytes = kConsumers * kStoreBuffers * kStoreBoxBytes;  // 32 KiB
 static_assert(kProducerRegisters * kWarpgroupThreads +
                       kConsumerRegisters * kConsumers * kWarpgroupThreads <=
                   kLaunchRegisters * kThreads,
@@ -144,7 +144,7 @@ __device__ __forceinline__ void produce(const CUtensorMap& map_a, const CUtensor
                                         uint32_t empty) {
   const int k_tiles = (p.k + kTileK - 1) / kTileK;
   int stage = 0;
-  uint32_t phase = 0;  // parity of the stage's current use, as at the top of the file
+  uint32_t phase = 0;  // parity of the stage's current use, run on through the tiles (chapter 09)
   for (int tile = blockIdx.x; tile < tile_count(p); tile += gridDim.x) {
     int row0, col0;
     tile_origin(p, tile, row0, col0);
