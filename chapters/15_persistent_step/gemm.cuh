@@ -34,7 +34,9 @@
 #pragma once
 
 #include "09_swap_ab_split_k/gemm.cuh"
+#include "15_persistent_step/steps.cuh"
 #include "gemm_interface.cuh"
+#include "step_interface.cuh"
 
 namespace mnist::persistent_step {
 
@@ -50,5 +52,8 @@ constexpr bool kNeedsSm90a = swap_ab_split_k::kNeedsSm90a;
 inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
   swap_ab_split_k::launch_gemm(p, stream);
 }
+
+// All the steps of a train() call in one launch, where steps_refusal() takes the model.
+constexpr StepTraining kStepTraining = {steps_refusal, train_steps, kScratchWordsPerRow};
 
 }  // namespace mnist::persistent_step

@@ -2,7 +2,7 @@
 // cooperative launch guarantees it, or refuses to start): every block waits until every block has
 // arrived, and whatever any thread wrote before the barrier, every thread reads after it.
 //
-// One word of device memory, `count`, zero at the start (the trainer's StepBuffers::sync). One
+// One word of device memory, `count`, zero at the start (in the trainer's scratch). One
 // thread per block, after the block's own barrier, arrives with one atomic add: block 0 adds
 // 2^31 - (blocks - 1), every other block 1. The arrivals of one barrier add exactly 2^31 in all,
 // so the low 31 bits come back to zero and the top bit flips, and it flips with the last arrival,

@@ -45,7 +45,7 @@
 #include "03_mma_sync/mma.cuh"
 #include "04_cp_async/cp_async.cuh"
 #include "07_wgmma/tma.cuh"
-#include "10_persistent_step/schedule.cuh"
+#include "15_persistent_step/schedule.cuh"
 #include "cuda_check.cuh"
 #include "dataset.hpp"
 #include "mlp_device.cuh"
@@ -242,6 +242,32 @@ __device__ __forceinline__ void receive(uint64_t* arrivals, int arrival, int byt
       "r"(parity)
       : "memory");
   phases ^= 1u << arrival;
+}
+
+// common/mlp_device.cuh's softmax_cross_entropy_block for at most 32 rows, by warp 0 alone and
+// without a block barrier: lane r takes row r, its gradient goes to grad[r * grad_stride], and the
+// lanes from `rows` on write zeros there (a product may run over all 32 rows). The sums go down a
+// fixed tree of shuffles, the block tree's last five levels: the same result in every run, and the
+// same as the block's, whose first levels add only zeros here. Valid in thread 0; the other warps
+// return at once, and a __syncthreads after the call hands grad to them.
+template <class LabelOf>
+__device__ LossSums softmax_cross_entropy_warp(const float* z, LabelOf label_of, int rows,
+                                               int mean_over, __half* grad, int grad_stride) {
+  if (threadIdx.x >= 32) return {};
+  const int r = threadIdx.x;
+  float loss = 0.0f;
+  int correct = 0;
+  if (r < rows) {
+    softmax_cross_entropy_row(z + r * kClasses, label_of(r), mean_over, grad + r * grad_stride,
+                              loss, correct);
+  } else {
+    for (int c = 0; c < kClasses; ++c) grad[r * grad_stride + c] = __float2half(0.0f);
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    loss += __shfl_down_sync(0xffffffffu, loss, offset);
+    correct += __shfl_down_sync(0xffffffffu, correct, offset);
+  }
+  return {loss, correct};
 }
 
 // A warp's 16 x 8 tile of C, as mma leaves it: v[0..1] row lane / 4, v[2..3] row lane / 4 + 8,

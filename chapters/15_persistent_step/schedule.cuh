@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "10_persistent_step/grid_barrier.cuh"
-#include "10_persistent_step/tile.cuh"
+#include "15_persistent_step/grid_barrier.cuh"
+#include "15_persistent_step/tile.cuh"
 #include "gemm_interface.cuh"
 #include "step_interface.cuh"
 
@@ -53,7 +53,7 @@ struct Model {
   float* logits;
   float* step_losses;
   float* loss_partials;  // a loss sum per row tile of the output layer, summed by block 0
-  unsigned* barrier;     // grid_barrier's count
+  unsigned* barrier;     // grid_barrier's count (both in StepData::scratch)
 };
 
 // Layer l's input X: the batch (the training images, gathered through the order) for layer 0,

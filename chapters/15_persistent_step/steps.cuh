@@ -9,10 +9,10 @@
 #include <string>
 
 #include "02_smem_tiling/smem_tile.cuh"
-#include "10_persistent_step/grid_barrier.cuh"
-#include "10_persistent_step/on_chip.cuh"
-#include "10_persistent_step/schedule.cuh"
-#include "10_persistent_step/tile.cuh"
+#include "15_persistent_step/grid_barrier.cuh"
+#include "15_persistent_step/on_chip.cuh"
+#include "15_persistent_step/schedule.cuh"
+#include "15_persistent_step/tile.cuh"
 #include "cuda_check.cuh"
 #include "mlp_device.cuh"
 #include "occupancy.cuh"
@@ -209,6 +209,10 @@ __global__ void __launch_bounds__(kThreads)
   if (blockIdx.x == 0 && threadIdx.x == 0) *m.step_index = first + steps;
 }
 
+// Scratch the trainer keeps for the kernel (StepData::scratch): the grid barrier's word, then a
+// loss sum per row tile of the output layer; 2 words a batch row hold both at any batch.
+constexpr int kScratchWordsPerRow = 2;
+
 // Why the persistent step does not take a model of `sizes` at `batch`, or empty: the rule in
 // schedule.cuh.
 inline std::string steps_refusal(const LayerSizes& sizes, int batch) {
@@ -262,8 +266,8 @@ inline Model model_of(const StepBuffers& b) {
   m.train_count = b.train_count;
   m.logits = b.logits;
   m.step_losses = b.step_losses;
-  m.loss_partials = b.loss_partials;
-  m.barrier = b.sync;
+  m.barrier = static_cast<unsigned*>(b.scratch);
+  m.loss_partials = reinterpret_cast<float*>(m.barrier + 1);
   return m;
 }
 
