@@ -22,8 +22,8 @@
 // 7. From chapter 15 on, the kernel that trains many steps per launch (test_persistent_step): in
 //    the rule (seven models, awkward widths and batches among them, two on chapter 16's on-chip
 //    kernel), one kernel, the reference's losses, the same bits in one launch or two; outside it,
-//    refused with one line. Tests 1, 3 and 5 run it too: they use the chapter's own launch for their
-//    models, which its rule takes.
+//    refused with one line. Tests 1, 3 and 5 run it too: they use the chapter's own launch for
+//    their models, which its rule takes.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
