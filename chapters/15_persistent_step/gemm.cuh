@@ -1,9 +1,8 @@
 // Chapter 15: the persistent training step. One kernel trains every step of a train() call.
 //
-// At batch 32 a step of a small model is some 20 kernels replayed as one CUDA graph, and it takes
-// nearly as long at hidden 128 as at hidden 1024: each kernel waits for the one before it to
-// drain, and for its own blocks to start. Here the blocks of one kernel stay resident for all the
-// steps and wait for each other on the GPU instead (steps.cuh):
+// A small model's step is mostly launch cost: some 20 kernels, each waiting for the one before it
+// to drain and for its own blocks to start. Here the blocks of one kernel stay resident for all
+// the steps and wait for each other on the GPU instead (steps.cuh):
 //
 //   step by step (chapters 06-14)           persistent (this chapter)
 //   per step, one kernel each:              one launch for all the steps of a train() call:
@@ -11,17 +10,13 @@
 //     backward data and weights per layer,    step 2: fwd 0 | ... (no launch in between)
 //     bias SGD: 3 L + 2 kernels or more       each | a grid barrier: 2 L a step
 //
-// A phase per layer forward (the output layer's takes the loss too, tile by tile) and L backward
-// phases, each the backward-data product of one layer with the SGD of the layer above it
-// (schedule.cuh). Within a phase the blocks share out 32 x 32 tiles of its products (tile.cuh),
-// finished through the epilogues of chapters 06 on (common/epilogue.cuh); between phases a grid
-// barrier (grid_barrier.cuh) makes every block's writes visible to every block. The arithmetic is
-// the trainer's: fp16 operands, fp32 accumulation, fp32 master weights.
+// Within a phase (schedule.cuh) the blocks share out 32 x 32 tiles of its products (tile.cuh)
+// through the epilogues of chapters 06 on; between phases a grid barrier (grid_barrier.cuh) makes
+// every block's writes visible to every block. Same arithmetic as the step-by-step trainer.
 //
 // When: steps_refusal() (steps.cuh), hidden widths up to 1024 where the batch times the widest
-// hidden layer is at most 132 tiles of 32 x 32. The trainer takes the persistent step there by
-// default (step_launch_for in common/trainer.cuh), and chapter 14's GEMMs everywhere else and for
-// every product outside the kernel (the evaluation).
+// hidden layer is at most 132 tiles of 32 x 32: the trainer's default there (step_launch_for),
+// chapter 14's GEMMs elsewhere and for every product outside the kernel (the evaluation).
 #pragma once
 
 #include "14_weight_update/gemm.cuh"

@@ -162,8 +162,7 @@ __device__ inline void backward_phase(const Model& m, int j, int rows, const int
 __global__ void __launch_bounds__(kThreads)
     persistent_training_kernel(const __grid_constant__ Model m, int steps, float learning_rate) {
   extern __shared__ __align__(16) uint8_t smem[];
-  // Every block reads the index before its first arrival at a barrier; block 0 writes it after its
-  // last, so no block can read the new value.
+  // Read by every block before its first barrier, written by block 0 after its last.
   const int first = *m.step_index;
   for (int s = first; s < first + steps; ++s) {
     const int rows = min(m.batch, m.train_count - s * m.batch);
@@ -194,8 +193,7 @@ __global__ void __launch_bounds__(kThreads)
 // sum per row tile of the output layer; 2 words a batch row hold both at any batch.
 constexpr int kScratchWordsPerRow = 2;
 
-// Why the persistent step does not take a model of `sizes` at `batch`, or empty: the rule in
-// schedule.cuh.
+// Why the persistent step does not take a model of `sizes` at `batch`, or empty (schedule.cuh).
 inline std::string steps_refusal(const LayerSizes& sizes, int batch) {
   const std::string mine = "the persistent step takes ";
   const int layers = static_cast<int>(sizes.size()) - 1;
@@ -288,13 +286,8 @@ inline void train_steps(const StepBuffers& buffers, int steps, float learning_ra
   cudaLaunchAttribute attribute = {};
   attribute.id = cudaLaunchAttributeCooperative;
   attribute.val.cooperative = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(std::min(resident, most_tiles(m)));
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = kSmemBytes;
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  cudaLaunchConfig_t config = {dim3(std::min(resident, most_tiles(m))), dim3(kThreads),
+                               size_t(kSmemBytes), stream, &attribute, 1};
   CUDA_CHECK(cudaLaunchKernelEx(&config, persistent_training_kernel, m, steps, learning_rate));
 }
 

@@ -1,25 +1,18 @@
-// One block tile of one product of a training step, through its epilogue: what a block of the
-// persistent kernel does with each unit of work it takes (steps.cuh). Built from the earlier
-// chapters' parts: chapter 02's shared tiles, chapter 04's cp.async copies and ring, chapter 03's
-// ldmatrix and mma.sync, and the epilogues of common/epilogue.cuh.
+// One block tile of one product of a training step, through its epilogue: the unit of work of the
+// persistent kernel (steps.cuh), from chapter 02's shared tiles, chapter 03's mma.sync, chapter
+// 04's cp.async ring and the epilogues of common/epilogue.cuh.
 //
-// The products of a small model are small (32 x 128 x 784 at batch 32, hidden 128), so the tile
-// is 32 x 32: one 16 x 8 mma tile for each of the block's 8 warps, over all of K, finished
-// through the epilogue straight from its accumulators. The steps of 16 along K go to kChains sets
-// of accumulators in turn, added at the end, so that each mma waits for the one kChains back.
+// A small model's products are small (32 x 128 x 784 at batch 32, hidden 128), so the tile is
+// 32 x 32: one 16 x 8 mma tile for each of the 8 warps, over all of K, the steps of 16 going to
+// kChains sets of accumulators in turn so that each mma waits for the one kChains back.
 //
 //   C tile 32 x 32:  | warp 0 | warp 1 | warp 2 | warp 3 |   rows  0-15
 //                    | warp 4 | warp 5 | warp 6 | warp 7 |   rows 16-31
 //
-// The weight gradients have K = the batch (one short K tile) and many tiles, so the instructions
-// around a tile's few mma steps dominate: they take 2 x 2 of those tiles at once (WeightTile,
-// 64 x 64), each warp its mma tile in all four, A fragments shared along a row and B along a
-// column, with 32 columns of K a stage.
-//
-// A ring of kStages K tiles (chapter 04's) keeps three in flight, and the epilogue's own inputs
-// (bias, activations, master weights) are loaded before the K loop, while the copies are in
-// flight. The first layer's input is the batch: its tile copies read row r of the operand from
-// image gathered[r] of the training images, with no gather phase before.
+// The weight gradients (K = the batch, one short K tile, and many tiles) take 2 x 2 of those tiles
+// at once (WeightTile), sharing each warp's fragments between them. The epilogue's own inputs are
+// loaded before the K loop, while the copies are in flight; the first layer's tiles copy the
+// batch's rows straight from the training images, through the epoch's order.
 #pragma once
 
 #include <algorithm>

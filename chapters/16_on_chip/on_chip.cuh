@@ -37,8 +37,8 @@ namespace mnist::on_chip {
 namespace cg = cooperative_groups;
 
 // The batch of step `step` into `rows` (kOnChipRows x (kPixels + kPad) halves), gathered through
-// the epoch's order, zeros past its last row; one cp.async group, not waited for.
-// kThreads / kOnChipRows threads copy each row, so that a thread looks up one image.
+// the epoch's order, zeros past its last row, kThreads / kOnChipRows threads a row; one cp.async
+// group, not waited for.
 __device__ inline void load_batch_async(const Model& m, int step, __half* rows) {
   constexpr int kPieces = kPixels * 2 / 16;  // 16-byte copies a row
   constexpr int kPerRow = kThreads / kOnChipRows;
@@ -90,8 +90,8 @@ __device__ inline void move_parameters(const Model& m, const OnChipLayout& s, ui
   }
 }
 
-// bias -= learning_rate * (the column sums of dZ over `rows` rows, in row order): bias_sgd_column
-// (mlp_device.cuh), the step-by-step trainer's, over dZ in shared memory (rows kDzStride apart).
+// The step-by-step trainer's bias update (bias_sgd_column, mlp_device.cuh) over dZ in shared
+// memory, rows kDzStride apart.
 __device__ inline void bias_sgd_shared(const __half* dz, float* bias, int cols, int rows,
                                        float learning_rate) {
   for (int col = threadIdx.x; col < cols; col += kThreads) {
@@ -99,8 +99,8 @@ __device__ inline void bias_sgd_shared(const __half* dz, float* bias, int cols, 
   }
 }
 
-// W[r][c], W[r][c + 1] -= learning_rate (v0, v1) on the fp32 masters (rows `cols` floats apart),
-// and their fp16 copy (rows cols + kPad halves apart) refreshed from them: a pair of a layer's SGD.
+// A pair of a layer's SGD: W[r][c], W[r][c + 1] -= learning_rate (v0, v1) on the fp32 masters
+// (rows `cols` floats apart), and their fp16 copy (rows cols + kPad halves apart) from them.
 __device__ inline void sgd_pair(float* w32, __half* w16, int cols, int r, int c, float v0, float v1,
                                 float learning_rate) {
   float* const w = w32 + r * cols + c;
@@ -124,9 +124,8 @@ struct FirstLayerMasters {
   // W[c][p], W[c + 1][p] at v[i][h], (c, p) = place(i, h): what mma leaves in a thread (Fragment).
   float2 v[kFirstLayerTilesPerWarp][2];
 
-  // The own row c and pixel p of this thread's v[i][h] in the warp's tile i: c = 2 (lane % 4) and
-  // p = lane / 4 + 8 h within the tile; c >= own where it holds none (own is even, so is c: c + 1
-  // < own too).
+  // The own row c (even, as own is) and pixel p of this thread's v[i][h] in the warp's tile i;
+  // c >= own where it holds none.
   struct Place {
     int tile, c, p;
   };
@@ -135,8 +134,7 @@ struct FirstLayerMasters {
     return {tile, tile / kPixelTiles * kMmaN + lane % 4 * 2,
             tile % kPixelTiles * kMmaM + lane / 4 + h * 8};
   }
-  // Where this thread finds master W[c][p] of (tile i, h): null where there is none; W[c + 1][p]
-  // is kPixels floats further.
+  // Master W[c][p] of (tile i, h), or null; W[c + 1][p] is kPixels floats further.
   __device__ static float* at(float* weights, int own, int me, int i, int h) {
     const Place q = place(i, h);
     return q.c < own ? weights + size_t(me * own + q.c) * kPixels + q.p : nullptr;
@@ -217,7 +215,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
   move_parameters(m, s, smem, me, true);
-  // The first layer's masters live in registers for the whole launch (FirstLayerMasters).
   FirstLayerMasters masters;
   masters.load(m.layer[0].buffers.weights, s.own_rows[0], me);
   const int first = *m.step_index;  // block 0 writes it after the last barrier
