@@ -1,8 +1,8 @@
 // Compiled once per chapter, with that chapter's folder on the include path: this is where the
 // chapter's kernel enters the build. CHAPTER_NAME (the folder) and CHAPTER_NAMESPACE (the
 // namespace its gemm.cuh defines launch_gemm, kFusedEpilogue, kReplayStepAsGraph and kNeedsSm90a
-// in) come from Meson. From chapter 10 on the folder also holds steps.cuh, many training steps in
-// one launch (step_interface.cuh).
+// in) come from Meson. A chapter that trains many steps per launch also declares kStepTraining
+// there (step_interface.cuh).
 #include <stdexcept>
 #include <string>
 
@@ -10,14 +10,37 @@
 #include "epilogue.cuh"
 #include "gemm.cuh"
 #include "gemm_interface.cuh"
+#include "gpu_info.hpp"
 #include "gpu_requirements.hpp"
 #include "step_interface.cuh"
-#if __has_include("steps.cuh")
-#include "steps.cuh"
-#define CHAPTER_TRAINS_STEPS 1
-#else
-#define CHAPTER_TRAINS_STEPS 0
-#endif
+
+// What a chapter may leave undeclared. A chapter that declares no kStepTraining trains a step at a
+// time: this one refuses every model.
+namespace mnist {
+namespace {
+namespace chapter_defaults {
+
+std::string no_steps_refusal(const LayerSizes&, int) {
+  return std::string("chapter ") + CHAPTER_NAME +
+         " has no persistent step: many training steps per launch begin with chapter 15";
+}
+
+void no_steps(const StepBuffers&, int, float, cudaStream_t) {
+  throw std::logic_error(no_steps_refusal({}, 0));
+}
+
+[[maybe_unused]] constexpr StepTraining kStepTraining = {no_steps_refusal, no_steps};
+
+}  // namespace chapter_defaults
+}  // namespace
+}  // namespace mnist
+
+// The defaults, found through this using-directive where the chapter's namespace lacks the name:
+// a name the chapter declares itself hides the default, since qualified lookup (chapter::...)
+// follows a namespace's using-directives only for names it does not declare.
+namespace mnist::CHAPTER_NAMESPACE {
+using namespace chapter_defaults;
+}  // namespace mnist::CHAPTER_NAMESPACE
 
 namespace mnist {
 namespace {
@@ -45,6 +68,7 @@ __device__ CompiledFor compiled_for = {
 
 // Whether the chapter runs on the current GPU with the code the build holds for it.
 std::string why_not_here() {
+  if (!gpu_available()) return "no CUDA-capable GPU found";
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   cudaDeviceProp props{};
@@ -106,29 +130,20 @@ const std::string& chapter_unsupported_here() {
 }
 
 std::string chapter_steps_refusal(const LayerSizes& sizes, int batch) {
-#if CHAPTER_TRAINS_STEPS
-  return chapter::steps_refusal(sizes, batch);
-#else
-  (void)sizes, (void)batch;
-  return std::string("chapter ") + CHAPTER_NAME +
-         " has no persistent step: many training steps per launch begin with chapter 10";
-#endif
+  return chapter::kStepTraining.refusal(sizes, batch);
 }
 
 void chapter_train_steps(const StepBuffers& buffers, int steps, float learning_rate,
                          cudaStream_t stream) {
-  if (!chapter_unsupported_here().empty()) throw std::runtime_error(chapter_unsupported_here());
-#if CHAPTER_TRAINS_STEPS
-  chapter::train_steps(buffers, steps, learning_rate, stream);
+  chapter::kStepTraining.train(buffers, steps, learning_rate, stream);
   CUDA_CHECK_LAUNCH();
-#else
-  (void)buffers, (void)steps, (void)learning_rate, (void)stream;
-  throw std::logic_error(chapter_steps_refusal({}, 0));
-#endif
+}
+
+int chapter_step_scratch_words_per_row() {
+  return chapter::kStepTraining.scratch_words_per_row;
 }
 
 void gemm(const GemmProblem& p, cudaStream_t stream) {
-  if (!chapter_unsupported_here().empty()) throw std::runtime_error(chapter_unsupported_here());
   if (p.m < 1 || p.n < 1 || p.k < 1) {
     throw std::invalid_argument("gemm: empty problem " + std::to_string(p.m) + "x" +
                                 std::to_string(p.n) + "x" + std::to_string(p.k));

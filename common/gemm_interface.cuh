@@ -2,7 +2,8 @@
 // kReplayStepAsGraph and kNeedsSm90a in its own chapters/NN_name/gemm.cuh, inside a namespace of
 // its own (mnist::naive, mnist::smem_tiling, ...: the folder's name without its number), so that a
 // chapter can include an earlier chapter's kernel and fall back to it. Everything else (trainer,
-// tests, benchmarks) calls gemm().
+// tests, benchmarks) calls gemm(). A chapter that also trains many steps per launch declares
+// kStepTraining there too (step_interface.cuh).
 #pragma once
 
 #include <cuda_fp16.h>
@@ -61,10 +62,10 @@ struct GemmProblem {
 // Checks the problem, launches the chapter's kernel(s) on `stream` (and the epilogue pass, see c)
 // and checks the launches. Throws std::invalid_argument for a problem no chapter takes: an empty
 // one, a null operand or epilogue buffer, or A and B both transposed (op_a = op_b = T), which is
-// none of the MLP's three products (gemm_types.hpp) and which no chapter compiles a kernel for;
-// and std::runtime_error, before anything else, where the chapter cannot run on this GPU
-// (chapter_unsupported_here). The chapter's launch_gemm(problem, stream) is called only with a
-// problem that passed these.
+// none of the MLP's three products (gemm_types.hpp) and which no chapter compiles a kernel for.
+// The chapter's launch_gemm(problem, stream) is called only with a problem that passed these.
+// Whether the chapter runs on this GPU at all is the caller's question, asked once before its
+// first GEMM (chapter_unsupported_here; the trainer asks in step_launch_for).
 void gemm(const GemmProblem& problem, cudaStream_t stream);
 
 // Calls f(std::integral_constant<Op, op_a>{}, std::integral_constant<Op, op_b>{}) for the
@@ -88,8 +89,9 @@ bool chapter_fuses_epilogue();
 bool chapter_replays_step_as_graph();
 // Why the chapter cannot run on the current GPU with this build, in one line that names the GPU
 // and what the chapter needs (gpu_requirements.hpp), or empty where it can. Asked once and kept;
-// the first call must come before any stream capture (it copies from the device). The trainer
-// and the benchmark stop with it as their error, the GPU tests SKIP with it.
+// the first call must come before any stream capture (it copies from the device). No GPU at all
+// is a reason too. The trainer and the benchmark stop with it as their error, the GPU tests SKIP
+// with it.
 const std::string& chapter_unsupported_here();
 
 }  // namespace mnist

@@ -1,10 +1,10 @@
 // Which GPUs a chapter runs on, decided at run time from what the GPU is and what the build
 // compiled for it (meson.build's gpu_arch). Every chapter needs compute capability 8.0 or newer:
 // chapter 03's ldmatrix and mma.sync m16n8k16 and chapter 04's cp.async, which later chapters
-// keep. Chapters 07 and 08 need an H100-class GPU, compute capability 9.0, and code built for
-// sm_90a: wgmma and setmaxnreg exist in no other feature set (07_wgmma/wgmma.cuh). A chapter that
+// keep. Chapters 07 on need an H100-class GPU, compute capability 9.0, and code built for sm_90a:
+// TMA, wgmma and setmaxnreg exist in no other feature set (08_wgmma/wgmma.cuh). A chapter that
 // cannot run says why in one line, naming the GPU: the trainer and the benchmark stop there, the
-// tests SKIP, and gemm() refuses to start (common/chapter.cu asks, once).
+// tests SKIP (chapter_unsupported_here in common/chapter.cu asks, once).
 #pragma once
 
 #include <string>
@@ -12,7 +12,7 @@
 namespace mnist {
 
 constexpr int kMinComputeCapability = 80;    // every chapter: major * 10 + minor
-constexpr int kSm90aComputeCapability = 90;  // chapters 07 and 08: exactly this one
+constexpr int kSm90aComputeCapability = 90;  // chapters 07 on: exactly this one
 
 struct GpuFacts {
   std::string name;  // cudaDeviceProp::name

@@ -1,7 +1,6 @@
 // The device code of the MLP's loss and bias update, one block or one column at a time: the
-// kernels of mlp_kernels.cu are built on these, and so is a chapter that runs a whole training step
-// inside one kernel (chapters/10_persistent_step), so that both compute the same values the same
-// way.
+// kernels of mlp_kernels.cu are built on these, and so are the chapters that run whole training
+// steps inside one kernel (chapters 15 on), so that both compute the same values the same way.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -82,32 +81,6 @@ __device__ LossSums softmax_cross_entropy_block(const float* z, LabelOf label_of
   }
   if (threadIdx.x != 0) return {};
   return {loss_partial[0], correct_partial[0]};
-}
-
-// The same for at most 32 rows, by warp 0 alone and without a block barrier: lane r takes row r,
-// its gradient goes to grad[r * grad_stride], and the lanes from `rows` on write zeros there (a
-// product may run over all 32 rows). The sums go down a fixed tree of shuffles, the block tree's
-// last five levels: the same result in every run, and the same as softmax_cross_entropy_block's,
-// whose first levels add only zeros here. Valid in thread 0; the other warps return at once, and
-// a __syncthreads after the call hands grad to them.
-template <class LabelOf>
-__device__ LossSums softmax_cross_entropy_warp(const float* z, LabelOf label_of, int rows,
-                                               int mean_over, __half* grad, int grad_stride) {
-  if (threadIdx.x >= 32) return {};
-  const int r = threadIdx.x;
-  float loss = 0.0f;
-  int correct = 0;
-  if (r < rows) {
-    softmax_cross_entropy_row(z + r * kClasses, label_of(r), mean_over, grad + r * grad_stride,
-                              loss, correct);
-  } else {
-    for (int c = 0; c < kClasses; ++c) grad[r * grad_stride + c] = __float2half(0.0f);
-  }
-  for (int offset = 16; offset > 0; offset /= 2) {
-    loss += __shfl_down_sync(0xffffffffu, loss, offset);
-    correct += __shfl_down_sync(0xffffffffu, correct, offset);
-  }
-  return {loss, correct};
 }
 
 // One SGD step of bias[col]: bias[col] -= learning_rate * (the sum of column col of dZ over `rows`

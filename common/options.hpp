@@ -20,7 +20,7 @@ struct TrainOptions {
   int max_steps = 0;
   bool evaluate = true;  // the test split after every epoch; off for timing runs (--no-eval)
   // "host", "graph", "persistent" (see StepLaunch in trainer.cuh), or empty: the chapter's choice
-  // (chapter_step_launch).
+  // (step_launch_for).
   std::string launch;
   std::string out_dir;  // where the CSV files go
 };

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 #include "cuda_check.cuh"
@@ -23,15 +24,12 @@ std::ofstream open_csv(const std::string& path, const char* header) {
   return file;
 }
 
-// --launch, or the chapter's own choice for this model and batch.
-StepLaunch step_launch(const TrainOptions& options) {
-  if (options.launch.empty()) return chapter_step_launch(options.layers, options.batch);
-  if (options.launch == "persistent") {
-    const std::string why = chapter_steps_refusal(options.layers, options.batch);
-    if (!why.empty()) throw std::invalid_argument("--launch persistent: " + why);
-    return StepLaunch::kPersistent;
+// --launch as parsed (host, graph or persistent), or none: the chapter's own choice.
+std::optional<StepLaunch> requested_launch(const std::string& launch) {
+  for (StepLaunch candidate : {StepLaunch::kHost, StepLaunch::kGraph, StepLaunch::kPersistent}) {
+    if (launch == step_launch_name(candidate)) return candidate;
   }
-  return options.launch == "graph" ? StepLaunch::kGraph : StepLaunch::kHost;
+  return std::nullopt;
 }
 
 int run(int argc, char** argv) {
@@ -41,13 +39,11 @@ int run(int argc, char** argv) {
   // as such on any machine, with or without a GPU.
   const Dataset data = load_dataset(options.data_dir);
   check_batch_fits(options.batch, data.train.count);
-  // So is a model that --launch persistent cannot take: the chapter's rule looks at the model and
-  // the batch before it asks anything of the GPU.
-  if (options.launch == "persistent") step_launch(options);
+  // Then a model that --launch persistent cannot take, on any machine too, and a GPU the chapter
+  // cannot run on (chapters 07 on need an H100 with sm_90a code): one line, before any work.
+  const StepLaunch launch =
+      step_launch_for(options.layers, options.batch, requested_launch(options.launch));
   const GpuInfo gpu = query_gpu();
-  // Chapters 07 and 08 on anything but an H100 with sm_90a code: one line, before any work.
-  if (!chapter_unsupported_here().empty()) throw std::runtime_error(chapter_unsupported_here());
-  const StepLaunch launch = step_launch(options);
   Trainer trainer(init_params(options.layers, options.seed), data, options.batch, launch);
 
   const std::string layers = format_layer_sizes(options.layers);

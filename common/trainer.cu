@@ -1,6 +1,7 @@
 #include "trainer.cuh"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -18,14 +19,6 @@ int checked_batch(int batch) {
   return batch;
 }
 
-StepLaunch checked_launch(StepLaunch launch, const LayerSizes& sizes, int batch) {
-  if (launch == StepLaunch::kPersistent) {
-    const std::string why = chapter_steps_refusal(sizes, batch);
-    if (!why.empty()) throw std::invalid_argument(why);
-  }
-  return launch;
-}
-
 std::vector<__half> to_half_host(const std::vector<float>& x) {
   std::vector<__half> out(x.size());
   std::transform(x.begin(), x.end(), out.begin(), [](float v) { return __float2half_rn(v); });
@@ -40,8 +33,16 @@ void upload(T* device, const std::vector<T>& host, cudaStream_t stream) {
 
 }  // namespace
 
-StepLaunch chapter_step_launch(const LayerSizes& sizes, int batch) {
-  if (chapter_steps_refusal(sizes, batch).empty()) return StepLaunch::kPersistent;
+StepLaunch step_launch_for(const LayerSizes& sizes, int batch,
+                           std::optional<StepLaunch> requested) {
+  const std::string why = chapter_steps_refusal(sizes, batch);
+  if (requested == StepLaunch::kPersistent && !why.empty()) {
+    throw std::invalid_argument(std::string("--launch ") + step_launch_name(*requested) + ": " +
+                                why);
+  }
+  if (!chapter_unsupported_here().empty()) throw std::runtime_error(chapter_unsupported_here());
+  if (requested) return *requested;
+  if (why.empty()) return StepLaunch::kPersistent;
   return chapter_replays_step_as_graph() ? StepLaunch::kGraph : StepLaunch::kHost;
 }
 
@@ -57,84 +58,77 @@ const char* step_launch_name(StepLaunch launch) {
   return "?";
 }
 
+size_t Trainer::scratch_words() const {
+  return static_cast<size_t>(chapter_step_scratch_words_per_row()) * step_.batch;
+}
+
 void Trainer::carve(DeviceArena& arena) {
-  const size_t train_pixels = static_cast<size_t>(train_count_) * kPixels;
+  const size_t train_pixels = static_cast<size_t>(step_.train_count) * kPixels;
   const size_t test_pixels = static_cast<size_t>(test_count_) * kPixels;
-  train_images_ = arena.take<__half>(train_pixels);
+  step_.train_images = arena.take<__half>(train_pixels);
   test_images_ = arena.take<__half>(test_pixels);
-  train_labels_ = arena.take<uint8_t>(train_count_);
+  step_.train_labels = arena.take<uint8_t>(step_.train_count);
   test_labels_ = arena.take<uint8_t>(test_count_);
-  order_ = arena.take<int>(train_count_);
-  step_index_ = arena.take<int>(1);
+  step_.order = arena.take<int>(step_.train_count);
+  step_.step_index = arena.take<int>(1);
   batch_x_ = arena.take<__half>(static_cast<size_t>(max_rows_) * kPixels);
   batch_labels_ = arena.take<uint8_t>(max_rows_);
   size_t largest_product = 0;
-  for (Layer& layer : layers_) {
+  for (Layer& layer : step_.layers) {
     const size_t params = static_cast<size_t>(layer.in) * layer.out;
     const size_t outputs = static_cast<size_t>(max_rows_) * layer.out;
     layer.weights = arena.take<float>(params);
     layer.bias = arena.take<float>(layer.out);
     layer.weight_operand = arena.take<__half>(params);
-    layer.output = &layer == &layers_.back() ? nullptr : arena.take<__half>(outputs);
-    layer.grad = arena.take<__half>(static_cast<size_t>(batch_) * layer.out);
+    layer.output = &layer == &step_.layers.back() ? nullptr : arena.take<__half>(outputs);
+    layer.grad = arena.take<__half>(static_cast<size_t>(step_.batch) * layer.out);
     largest_product = std::max({largest_product, params, outputs});
   }
-  logits_ = arena.take<float>(static_cast<size_t>(max_rows_) * kClasses);
+  step_.logits = arena.take<float>(static_cast<size_t>(max_rows_) * kClasses);
   // A chapter that fuses the epilogues never writes a product: Z, dX and dW exist only in its
   // registers.
   product_ = chapter_fuses_epilogue() ? nullptr : arena.take<float>(largest_product);
   gemm_workspace_ = arena.take<float>(kGemmWorkspaceFloats);
-  bias_updates_ = arena.take<BiasUpdate>(layers_.size());
-  step_losses_ = arena.take<float>(steps_per_epoch_);
-  loss_partials_ = arena.take<float>(batch_);
-  step_sync_ = arena.take<unsigned>(kStepSyncWords);
+  bias_updates_ = arena.take<BiasUpdate>(step_.layers.size());
+  step_.step_losses = arena.take<float>(steps_per_epoch_);
+  step_.scratch = arena.take<uint32_t>(scratch_words());
   eval_loss_sum_ = arena.take<double>(1);
   eval_correct_ = arena.take<int>(1);
 }
 
 Trainer::Trainer(const ModelParams& init, const Dataset& data, int batch, StepLaunch launch)
     : sizes_(init.sizes),
-      batch_(checked_batch(batch)),
-      train_count_(data.train.count),
       test_count_(data.test.count),
-      max_rows_(std::max(batch, kEvalChunk)),
+      max_rows_(std::max(checked_batch(batch), kEvalChunk)),
       steps_per_epoch_((data.train.count + batch - 1) / batch),
-      launch_(checked_launch(launch, init.sizes, batch)) {
+      launch_(launch) {
+  step_.batch = batch;
+  step_.train_count = data.train.count;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   for (int l = 0; l < init.layers(); ++l) {
     Layer layer;
     layer.in = sizes_[l];
     layer.out = sizes_[l + 1];
-    layers_.push_back(layer);
+    step_.layers.push_back(layer);
   }
   arena_ = std::make_unique<DeviceArena>([this](DeviceArena& arena) { carve(arena); });
 
-  upload(train_images_, to_half_host(data.train.images), stream_);
+  upload(step_.train_images, to_half_host(data.train.images), stream_);
   upload(test_images_, to_half_host(data.test.images), stream_);
-  upload(train_labels_, data.train.labels, stream_);
+  upload(step_.train_labels, data.train.labels, stream_);
   upload(test_labels_, data.test.labels, stream_);
   std::vector<BiasUpdate> bias_updates;
   for (int l = 0; l < init.layers(); ++l) {
-    upload(layers_[l].weights, init.weights[l], stream_);
-    upload(layers_[l].bias, init.biases[l], stream_);
-    to_half(layers_[l].weights, init.weights[l].size(), layers_[l].weight_operand, stream_);
-    bias_updates.push_back({layers_[l].grad, layers_[l].bias, layers_[l].out});
-    bias_count_ += layers_[l].out;
+    const Layer& layer = step_.layers[l];
+    upload(layer.weights, init.weights[l], stream_);
+    upload(layer.bias, init.biases[l], stream_);
+    to_half(layer.weights, init.weights[l].size(), layer.weight_operand, stream_);
+    bias_updates.push_back({layer.grad, layer.bias, layer.out});
+    bias_count_ += layer.out;
   }
   upload(bias_updates_, bias_updates, stream_);
-  CUDA_CHECK(cudaMemsetAsync(step_sync_, 0, kStepSyncWords * sizeof(unsigned), stream_));
+  CUDA_CHECK(cudaMemsetAsync(step_.scratch, 0, scratch_words() * sizeof(uint32_t), stream_));
   CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host vectors above are temporaries
-  step_buffers_.layers = layers_;
-  step_buffers_.train_images = train_images_;
-  step_buffers_.train_labels = train_labels_;
-  step_buffers_.order = order_;
-  step_buffers_.step_index = step_index_;
-  step_buffers_.batch = batch_;
-  step_buffers_.train_count = train_count_;
-  step_buffers_.logits = logits_;
-  step_buffers_.step_losses = step_losses_;
-  step_buffers_.loss_partials = loss_partials_;
-  step_buffers_.sync = step_sync_;
 }
 
 Trainer::~Trainer() {
@@ -145,11 +139,11 @@ Trainer::~Trainer() {
 }
 
 void Trainer::set_order(const std::vector<int>& order) {
-  if (static_cast<int>(order.size()) != train_count_) {
+  if (static_cast<int>(order.size()) != step_.train_count) {
     throw std::invalid_argument("Trainer: order must visit every training sample once");
   }
-  upload(order_, order, stream_);
-  CUDA_CHECK(cudaMemsetAsync(step_index_, 0, sizeof(int), stream_));
+  upload(step_.order, order, stream_);
+  CUDA_CHECK(cudaMemsetAsync(step_.step_index, 0, sizeof(int), stream_));
   next_step_ = 0;
   CUDA_CHECK(cudaStreamSynchronize(stream_));  // `order` may go away after we return
 }
@@ -164,7 +158,7 @@ void Trainer::multiply(GemmProblem problem) {
 // The product of each layer, with its epilogue; for the operand layouts see gemm_types.hpp.
 void Trainer::forward(const __half* x, int rows) {
   const __half* input = x;
-  for (Layer& layer : layers_) {
+  for (Layer& layer : step_.layers) {
     GemmProblem p{rows, layer.out, layer.in, input, kForward.a, layer.weight_operand, kForward.b};
     p.epilogue.bias = layer.bias;
     if (layer.output) {
@@ -173,39 +167,39 @@ void Trainer::forward(const __half* x, int rows) {
       input = layer.output;
     } else {
       p.epilogue.kind = EpilogueKind::kBias;
-      p.c = logits_;
+      p.c = step_.logits;
     }
     multiply(p);
   }
 }
 
 int Trainer::rows_of_step(int step) const {
-  return std::min(batch_, train_count_ - step * batch_);
+  return std::min(step_.batch, step_.train_count - step * step_.batch);
 }
 
 void Trainer::launch_step(int rows, float learning_rate) {
-  gather_batch(train_images_, train_labels_, order_, step_index_, batch_, rows, kPixels, batch_x_,
-               batch_labels_, stream_);
+  gather_batch(step_.train_images, step_.train_labels, step_.order, step_.step_index, step_.batch,
+               rows, kPixels, batch_x_, batch_labels_, stream_);
   forward(batch_x_, rows);
 
   LossOutputs loss;
-  loss.grad = layers_.back().grad;
-  loss.step_losses = step_losses_;
-  loss.step = step_index_;
-  softmax_cross_entropy(logits_, batch_labels_, rows, loss, stream_);
+  loss.grad = step_.layers.back().grad;
+  loss.step_losses = step_.step_losses;
+  loss.step = step_.step_index;
+  softmax_cross_entropy(step_.logits, batch_labels_, rows, loss, stream_);
 
   // Top layer down. The backward-data product reads this layer's fp16 weights, so it runs before
   // the backward-weight product, whose epilogue updates them.
-  for (int l = static_cast<int>(layers_.size()) - 1; l >= 0; --l) {
-    Layer& layer = layers_[l];
-    const __half* input = l == 0 ? batch_x_ : layers_[l - 1].output;
+  for (int l = static_cast<int>(step_.layers.size()) - 1; l >= 0; --l) {
+    Layer& layer = step_.layers[l];
+    const __half* input = l == 0 ? batch_x_ : step_.layers[l - 1].output;
     if (l > 0) {
       GemmProblem dx{rows,           layer.in,        layer.out,
                      layer.grad,     kBackwardData.a, layer.weight_operand,
                      kBackwardData.b};
       dx.epilogue.kind = EpilogueKind::kReluGrad;
       dx.epilogue.activation = input;
-      dx.epilogue.out = layers_[l - 1].grad;
+      dx.epilogue.out = step_.layers[l - 1].grad;
       multiply(dx);
     }
     GemmProblem dw{layer.out, layer.in,         rows, layer.grad, kBackwardWeight.a,
@@ -216,7 +210,7 @@ void Trainer::launch_step(int rows, float learning_rate) {
     dw.epilogue.learning_rate = learning_rate;
     multiply(dw);
   }
-  bias_sgd(bias_updates_, static_cast<int>(layers_.size()), bias_count_, rows, learning_rate,
+  bias_sgd(bias_updates_, static_cast<int>(step_.layers.size()), bias_count_, rows, learning_rate,
            stream_);
 }
 
@@ -257,14 +251,14 @@ void Trainer::train(int steps, float learning_rate) {
                                 " steps go past the end of the epoch");
   }
   if (launch_ == StepLaunch::kPersistent) {
-    if (steps > 0) chapter_train_steps(step_buffers_, steps, learning_rate, stream_);
+    if (steps > 0) chapter_train_steps(step_, steps, learning_rate, stream_);
   } else {
     for (int s = next_step_; s < next_step_ + steps; ++s) {
       const int rows = rows_of_step(s);
       if (launch_ == StepLaunch::kHost) {
         launch_step(rows, learning_rate);
       } else {
-        replay(rows == batch_ ? full_graph_ : last_graph_, rows, learning_rate);
+        replay(rows == step_.batch ? full_graph_ : last_graph_, rows, learning_rate);
       }
     }
   }
@@ -274,9 +268,9 @@ void Trainer::train(int steps, float learning_rate) {
 int Trainer::kernels_per_step() {
   cudaGraph_t graph = record([&] {
     if (launch_ == StepLaunch::kPersistent) {
-      chapter_train_steps(step_buffers_, 1, 0.0f, stream_);
+      chapter_train_steps(step_, 1, 0.0f, stream_);
     } else {
-      launch_step(batch_, 0.0f);
+      launch_step(step_.batch, 0.0f);
     }
   });
   size_t nodes = 0;
@@ -288,8 +282,8 @@ int Trainer::kernels_per_step() {
 
 double Trainer::step_bytes_floor() const {
   double bytes = 0;
-  for (size_t l = 0; l < layers_.size(); ++l) {
-    const double params = static_cast<double>(layers_[l].in) * layers_[l].out;
+  for (size_t l = 0; l < step_.layers.size(); ++l) {
+    const double params = static_cast<double>(step_.layers[l].in) * step_.layers[l].out;
     const double fp16_reads = l == 0 ? 1 : 2;
     bytes += params * (fp16_reads * sizeof(__half) + 2 * sizeof(float) + sizeof(__half));
   }
@@ -301,7 +295,7 @@ std::vector<float> Trainer::losses(int count) {
     throw std::invalid_argument("Trainer: bad loss count");
   }
   std::vector<float> host(count);
-  CUDA_CHECK(cudaMemcpyAsync(host.data(), step_losses_, count * sizeof(float),
+  CUDA_CHECK(cudaMemcpyAsync(host.data(), step_.step_losses, count * sizeof(float),
                              cudaMemcpyDeviceToHost, stream_));
   CUDA_CHECK(cudaStreamSynchronize(stream_));
   return host;
@@ -310,7 +304,7 @@ std::vector<float> Trainer::losses(int count) {
 ModelParams Trainer::parameters() {
   ModelParams params;
   params.sizes = sizes_;
-  for (const Layer& layer : layers_) {
+  for (const Layer& layer : step_.layers) {
     params.weights.emplace_back(static_cast<size_t>(layer.in) * layer.out);
     params.biases.emplace_back(layer.out);
     CUDA_CHECK(cudaMemcpyAsync(params.weights.back().data(), layer.weights,
@@ -332,7 +326,7 @@ Evaluation Trainer::evaluate() {
   for (int start = 0; start < test_count_; start += kEvalChunk) {
     const int rows = std::min(kEvalChunk, test_count_ - start);
     forward(test_images_ + static_cast<size_t>(start) * kPixels, rows);
-    softmax_cross_entropy(logits_, test_labels_ + start, rows, sums, stream_);
+    softmax_cross_entropy(step_.logits, test_labels_ + start, rows, sums, stream_);
   }
   double loss_sum = 0;
   int correct = 0;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "dataset.hpp"
@@ -22,21 +23,26 @@ namespace mnist {
 // How a training step reaches the GPU. kHost: the host launches the step's kernels one by one,
 // every step. kGraph: the step is recorded once in a CUDA graph and every step is one replay.
 // kPersistent: the chapter trains all the steps of a train() call in one launch of its own
-// (step_interface.cuh; chapter 10 on), where chapter_steps_refusal() is empty.
+// (step_interface.cuh; chapter 15 on), where chapter_steps_refusal() is empty.
 enum class StepLaunch { kHost, kGraph, kPersistent };
 
-// The chapter's own choice for a model of `sizes` at `batch`: many steps per launch where it takes
-// them, else one CUDA graph per step from chapter 06 on and host launches before.
-StepLaunch chapter_step_launch(const LayerSizes& sizes, int batch);
+// How the trainer launches a step of a model of `sizes` at `batch`, and the one place that refuses
+// what the chapter cannot run: `requested` (--launch) where given, else the chapter's own choice,
+// many steps per launch where it takes the model, else one CUDA graph per step from chapter 06 on
+// and host launches before. Throws std::invalid_argument with the chapter's line where kPersistent
+// is requested for a model it does not take (asking nothing of the GPU, so that this comes first
+// on any machine), then std::runtime_error where the chapter cannot run on this GPU
+// (chapter_unsupported_here).
+StepLaunch step_launch_for(const LayerSizes& sizes, int batch,
+                           std::optional<StepLaunch> requested = std::nullopt);
 
 // "host", "graph" or "persistent", as --launch and the epochs CSV write it.
 const char* step_launch_name(StepLaunch launch);
 
 class Trainer {
  public:
-  // batch: samples per step; the whole dataset is copied to the device here. Throws
-  // std::invalid_argument with chapter_steps_refusal() where `launch` is kPersistent and the
-  // chapter does not take the model at this batch.
+  // batch: samples per step; the whole dataset is copied to the device here. launch: as
+  // step_launch_for() gives it for the model and batch.
   Trainer(const ModelParams& init, const Dataset& data, int batch, StepLaunch launch);
   ~Trainer();
   Trainer(const Trainer&) = delete;
@@ -78,9 +84,10 @@ class Trainer {
   };
   // Takes every device buffer from the arena (called twice, see DeviceArena).
   void carve(DeviceArena& arena);
-  // Forward pass over `rows` inputs; leaves the logits in logits_.
+  size_t scratch_words() const;  // StepData::scratch
+  // Forward pass over `rows` inputs; leaves the logits in step_.logits.
   void forward(const __half* x, int rows);
-  // One step's kernels on the stream: the step index comes from the device (step_index_).
+  // One step's kernels on the stream: the step index comes from the device (step_.step_index).
   void launch_step(int rows, float learning_rate);
   // What enqueue() puts on the stream, recorded into a graph, not run.
   template <class Enqueue>
@@ -93,28 +100,24 @@ class Trainer {
   int rows_of_step(int step) const;
 
   LayerSizes sizes_;
-  int batch_, train_count_, test_count_, max_rows_, steps_per_epoch_;
+  int test_count_, max_rows_, steps_per_epoch_;
   StepLaunch launch_;
-  int next_step_ = 0;  // host copy of step_index_
+  int next_step_ = 0;  // host copy of *step_.step_index
   StepGraph full_graph_, last_graph_;
   cudaStream_t stream_ = nullptr;
-  std::vector<Layer> layers_;
-  __half *train_images_ = nullptr, *test_images_ = nullptr, *batch_x_ = nullptr;
-  uint8_t *train_labels_ = nullptr, *test_labels_ = nullptr, *batch_labels_ = nullptr;
-  int* order_ = nullptr;
-  int* step_index_ = nullptr;           // the step of the epoch that runs next
-  float* logits_ = nullptr;             // rows x kClasses, with the bias
+  // The layers, the training data and order, the logits (max_rows_ x kClasses, with the bias),
+  // the losses and the chapter's scratch: what every step reads and writes, and what
+  // chapter_train_steps() trains on.
+  StepBuffers step_;
+  __half *test_images_ = nullptr, *batch_x_ = nullptr;
+  uint8_t *test_labels_ = nullptr, *batch_labels_ = nullptr;
   float* product_ = nullptr;            // the unfused chapters' GEMM results, see multiply()
   float* gemm_workspace_ = nullptr;     // kGemmWorkspaceFloats, see gemm_interface.cuh
   BiasUpdate* bias_updates_ = nullptr;  // one per layer, for bias_sgd
   int bias_count_ = 0;                  // biases of all layers
-  float* step_losses_ = nullptr;
-  float* loss_partials_ = nullptr;  // batch, for a chapter's many-step launch (StepBuffers)
-  unsigned* step_sync_ = nullptr;  // kStepSyncWords, zero: see StepBuffers
   double* eval_loss_sum_ = nullptr;
   int* eval_correct_ = nullptr;
   std::unique_ptr<DeviceArena> arena_;
-  StepBuffers step_buffers_;  // the above, for chapter_train_steps()
 };
 
 }  // namespace mnist

@@ -1,7 +1,7 @@
-// Chapter 10's persistent step, without a GPU: its schedule of phases against the order in which
+// Chapter 15's persistent step, without a GPU: its schedule of phases against the order in which
 // the step-by-step trainer (common/trainer.cu, launch_step) runs the same work, and its rule.
 //   test_persistent_schedule
-// 1. Wiring. Each product the kernel builds for a phase (chapters/10_persistent_step/schedule.cuh)
+// 1. Wiring. Each product the kernel builds for a phase (chapters/15_persistent_step/schedule.cuh)
 //    reads and writes the buffers the trainer's step does for it, restated here: the forward
 //    product of layer l reads X_l, W16_l and b_l and writes Y_l (the logits for the output layer),
 //    the backward-data product of layer l reads dZ_l, W16_l and X_l (for ReLU') and writes
@@ -27,8 +27,8 @@
 #include <utility>
 #include <vector>
 
-#include "10_persistent_step/schedule.cuh"
-#include "10_persistent_step/steps.cuh"
+#include "15_persistent_step/schedule.cuh"
+#include "15_persistent_step/steps.cuh"
 #include "check.hpp"
 
 using namespace mnist;
@@ -57,7 +57,7 @@ struct FakeModel {
       y.output = l + 1 < m.layers ? reinterpret_cast<__half*>(take()) : nullptr;
       y.grad = reinterpret_cast<__half*>(take());
     }
-    m.train_images = reinterpret_cast<const __half*>(take());
+    m.train_images = reinterpret_cast<__half*>(take());
     m.logits = reinterpret_cast<float*>(take());
     m.batch = kBatch;
   }
@@ -285,17 +285,16 @@ void check_rule() {
   CHECK(steps_refusal({784, 128, 128, 128, 10}, 32).empty());
   CHECK(steps_refusal({784, 64, 64, 64, 64, 64, 64, 64, 10}, 32).empty());  // kMaxLayers
   CHECK(refusal_names({784, 8, 8, 8, 8, 8, 8, 8, 8, 10}, 32, "9"));
-  CHECK(refusal_names({784, 128, 10}, kMaxBatch + 1, std::to_string(kMaxBatch + 1)));
-  // The widest hidden layer: up to kMaxWidth at batch 32 (32 tiles of 32 x 32); the measured
-  // points past it (hidden 1536 and 2048 at batch 32, 1536 at 64: schedule.cuh).
+  CHECK(refusal_names({784, 128, 10}, kMaxStepBatch + 1, std::to_string(kMaxStepBatch + 1)));
+  // The widest hidden layer: up to kMaxWidth at batch 32 (32 tiles of 32 x 32), and past it.
   CHECK(steps_refusal({784, kMaxWidth, kMaxWidth, kMaxWidth, 10}, 32).empty());
   CHECK(refusal_names({784, kMaxWidth + 1, 10}, 32, std::to_string(kMaxWidth + 1)));
   CHECK(refusal_names({784, 1536, 10}, 32, "1536"));
   CHECK(refusal_names({784, 2048, 2048, 10}, 32, "2048"));
   CHECK(refusal_names({784, 1536, 1536, 10}, 64, "1536"));
   CHECK(refusal_names({784, 128, 4096, 128, 10}, 32, "4096"));
-  // Batch x widest in 32 x 32 tiles, at most kMaxActivationTiles (132): the measured points of the
-  // rule (schedule.cuh), and its edge at 6 x 22 = 132 tiles and 6 x 23 = 138.
+  // Batch x widest in 32 x 32 tiles, at most kMaxActivationTiles (132), and its edge at 6 x 22 =
+  // 132 tiles and 6 x 23 = 138.
   CHECK(steps_refusal({784, 512, 512, 512, 10}, 256).empty());     // 8 x 16 = 128
   CHECK(steps_refusal({784, 1024, 1024, 1024, 10}, 128).empty());  // 4 x 32
   CHECK(steps_refusal({784, 704, 64, 10}, 192).empty());           // 6 x 22 = 132

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Chapter 10's phase clock: patches a copy of the tree so that the trainer prints where a step's
+"""Chapter 15's phase clock: patches a copy of the tree so that the trainer prints where a step's
 time goes, and turns what two patched trainers printed into one CSV.
 
     tools/phase_clock.py TREE
     tools/phase_clock.py csv DIR BEFORE AFTER --sm-clock-mhz MHZ --date DATE --gpu GPU
 
 TREE: for measuring only, never for a commit: block 0's thread 0 reads clock64() after each
-phase's barrier (the two barrier lines of chapters/10_persistent_step/steps.cuh, found by their
+phase's barrier (the two barrier lines of chapters/15_persistent_step/steps.cuh, found by their
 comments, whatever barrier they call), adds up each phase's cycles over the launch's steps and
 prints, at the end of the launch, one line: "phases grid BLOCKS steps STEPS total CYCLES
 cycles/step: P0 P1 ...", the 2 L phases' cycles a step in order (forward 0 .. L-1, backward
@@ -15,8 +15,6 @@ cycles/step: P0 P1 ...", the 2 L phases' cycles a step in order (forward 0 .. L-
 csv: reads DIR/phase_BEFORE*.txt and DIR/phase_AFTER*.txt (the patched trainers' output, one run
 a file), takes each run's last such line, averages the runs and writes to stdout each phase's
 microseconds at the SM clock the runs reported, before and after side by side, and the step's.
-Used by docs/results/session12 and session13 (earlier copies of the patch live there as
-phase_patch.py).
 """
 import argparse
 import glob
@@ -25,7 +23,7 @@ import sys
 
 
 def patch_tree(tree):
-    path = tree + "/chapters/10_persistent_step/steps.cuh"
+    path = tree + "/chapters/15_persistent_step/steps.cuh"
     text = open(path).read()
 
     def patch(pattern, replacement):

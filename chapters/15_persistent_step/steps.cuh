@@ -1,7 +1,6 @@
-// The persistent training kernel: every step of a train() call, each step's forward pass, loss,
-// backward pass and SGD, in one launch (step_interface.cuh is how the trainer reaches it). The
-// scheme is in gemm.cuh's opening comment; the block tile in tile.cuh, the barrier and its memory
-// order in grid_barrier.cuh.
+// The persistent training kernel and its launch: every step of a train() call, each step's forward
+// pass, loss, backward pass and SGD, in one cooperative launch. The scheme is in gemm.cuh; the
+// block tile in tile.cuh, the barrier in grid_barrier.cuh.
 #pragma once
 
 #include <algorithm>
@@ -9,10 +8,9 @@
 #include <string>
 
 #include "02_smem_tiling/smem_tile.cuh"
-#include "10_persistent_step/grid_barrier.cuh"
-#include "10_persistent_step/on_chip.cuh"
-#include "10_persistent_step/schedule.cuh"
-#include "10_persistent_step/tile.cuh"
+#include "15_persistent_step/grid_barrier.cuh"
+#include "15_persistent_step/schedule.cuh"
+#include "15_persistent_step/tile.cuh"
 #include "cuda_check.cuh"
 #include "mlp_device.cuh"
 #include "occupancy.cuh"
@@ -28,12 +26,10 @@ __device__ void multiply(const Product& x, uint8_t* smem) {
   }
 }
 
-// The output layer's tiles, each followed by the loss of its rows. The output layer has kClasses
-// <= kTileN columns, so a tile holds whole rows of logits: the block that has just written them
-// (visible to its own threads after multiply_tile's closing __syncthreads) takes their softmax
-// cross-entropy straight away, writes the output layer's dZ for those rows, and leaves their loss
-// sum in loss_partials[tile] for block 0 to add up after the barrier, in tile order: the same bits
-// in every run. The loss needs no phase, and no barrier, of its own.
+// The output layer's tiles, each followed by the loss of its rows: a tile holds whole rows of
+// logits (kClasses <= kTileN), so the block that has just written them takes their softmax
+// cross-entropy and dZ at once, and leaves their loss sum in loss_partials[tile] for block 0 to add
+// up after the barrier, in tile order (the same bits in every run). The loss needs no phase.
 __device__ inline void output_layer_and_loss(const Model& m, const Product& x, int rows,
                                              const int* batch_order, uint8_t* smem) {
   static_assert(kClasses <= kTileN, "a tile of the output layer holds whole rows of logits");
@@ -49,28 +45,20 @@ __device__ inline void output_layer_and_loss(const Model& m, const Product& x, i
   }
 }
 
-// bias -= learning_rate * (column sums of dZ) for the layers a backward phase updates. A column's
-// sum goes row after row, in the order of every chapter's bias kernel (bias_sgd_column in
-// mlp_device.cuh), so the bits are the same; its loads need not go one after the other. A block
-// takes a group of kBiasColumns columns of one layer, every row of them: its threads load the
-// group at once, one round trip to L2, into shared memory, and a thread per column adds it up
-// from there with bias_sgd_column, as the on-chip kernel does its own. (A thread summing its own
-// column straight from L2, 16 rows in flight, made 16 round trips at batch 256, and the blocks at
-// the grid barrier waited for them.)
-//
-//   dZ, rows x out:  | group 0 | group 1 | ... |   a group: rows x 8 halves, a load per thread
-//                    |  8 cols |  8 cols |     |   per 256 of its elements
-//
-// The groups go to the blocks from the last down, the tiles from the first up: where a phase has
-// fewer tiles than blocks, the biases are summed beside the tiles instead of after them.
+// bias -= learning_rate * (column sums of dZ) for the layers a backward phase updates, each column
+// summed row after row as every chapter's bias kernel does (bias_sgd_column, mlp_device.cuh), so
+// the bits are the same. A block takes kBiasColumns columns of one layer, every row: its threads
+// load them all at once into shared memory (one round trip to L2, not one per 16 rows), then a
+// thread per column sums. The groups go to the blocks from the last down, the tiles from the
+// first up, so that where a phase has fewer tiles than blocks the two run side by side.
 constexpr int kBiasColumns = 8;
-constexpr int kBiasLoads = kMaxBatch * kBiasColumns / kThreads;  // a thread's, at the largest batch
-static_assert(kMaxBatch * kBiasColumns % kThreads == 0 &&
-                  kMaxBatch * kBiasColumns * sizeof(__half) <= kSmemBytes,
+constexpr int kBiasLoads = kMaxStepBatch * kBiasColumns / kThreads;  // a thread's, at most
+static_assert(kMaxStepBatch * kBiasColumns % kThreads == 0 &&
+                  kMaxStepBatch * kBiasColumns * sizeof(__half) <= kSmemBytes,
               "a group's loads split evenly among the threads, and it fits in the ring's memory");
 
-// One group, columns [col0, col0 + kBiasColumns) of layer y, through `staged`: the ring's shared
-// memory, free between the phase's tiles (each ends at a block barrier) and the grid barrier.
+// Columns [col0, col0 + kBiasColumns) of layer y, through `staged`: the ring's shared memory,
+// free between the phase's tiles (each ends at a block barrier) and the grid barrier.
 __device__ inline void bias_sgd_group(const LayerBuffers& y, int col0, int rows,
                                       float learning_rate, __half* staged) {
   const int cols = min(kBiasColumns, y.out - col0);
@@ -106,8 +94,7 @@ __device__ inline void bias_sgd(const Model& m, const BackwardPhase& phase, int 
   }
 }
 
-// A tile of a weight gradient, through the SGD epilogue: on the wider block tile (tile.cuh) or on
-// the 32 x 32 one.
+// A tile of a weight gradient, through the SGD epilogue, on the 64 x 64 or the 32 x 32 tile.
 __device__ inline void weight_tile(const Product& x, int tile, bool wide, uint8_t* smem) {
   constexpr Op kA = kBackwardWeight.a, kB = kBackwardWeight.b;
   if (wide) {
@@ -119,9 +106,8 @@ __device__ inline void weight_tile(const Product& x, int tile, bool wide, uint8_
 
 // Backward phase j (backward_phase_of in schedule.cuh): the tiles of its products as one list, so
 // that the blocks share them out, then the biases of the layers it updates. The weight gradients
-// take the wider tile where the phase has enough of those to give every block one; with fewer, the
-// 32 x 32 tile shares them among more blocks (at batch 256, hidden 128 the last phase has 30 wide
-// tiles and 116 blocks). docs/10_persistent_step.md, "A wider tile for the weight gradients".
+// take the 64 x 64 tile where the phase has enough of those to give every block one, else the
+// 32 x 32 tile, which shares them among more blocks.
 __device__ inline void backward_phase(const Model& m, int j, int rows, const int* batch_order,
                                       float learning_rate, uint8_t* smem) {
   const BackwardPhase phase = backward_phase_of(m.layers, j);
@@ -146,12 +132,9 @@ __device__ inline void backward_phase(const Model& m, int j, int rows, const int
     }
   }
   // Block b takes units b, b + blocks, ...: with more units than blocks, the first units % blocks
-  // blocks one unit more than the others. A data tile multiplies K = a layer's width (8 K tiles at
-  // hidden 1024), a weight tile K = the batch (one): the data tiles go first to the blocks with one
-  // unit fewer, list positions [dx_first, dx_first + dx_tiles), the weight tiles before and after
-  // them. With a unit or none a block, they stay first: placed after the weight tiles there, the
-  // second backward phase at batch 32, hidden 1024 took 0.8k cycles longer on the H100, for a
-  // reason not measured (docs/results/session20/call5).
+  // blocks take one more. A data tile's K is a layer's width, a weight tile's the batch, so the
+  // data tiles go to the blocks with one unit fewer: list positions [dx_first, dx_first +
+  // dx_tiles), the weight tiles before and after them. With a unit or none a block, they go first.
   const int units = dx_tiles + dw_tiles[0] + dw_tiles[1];
   const int dx_first =
       units > int(gridDim.x) ? min(units % int(gridDim.x), dw_tiles[0] + dw_tiles[1]) : 0;
@@ -174,15 +157,12 @@ __device__ inline void backward_phase(const Model& m, int j, int rows, const int
 // Steps *step_index, ..., *step_index + steps - 1 of the epoch. Per step, each phase ends at a grid
 // barrier, since the next reads what every block wrote in it:
 //   forward, layer 0 .. L-2   Y = ReLU(X W^T + b)
-//   forward, layer L-1        the logits, and for each tile of them its rows' softmax
-//                             cross-entropy, dZ of the output layer and loss (block by block)
+//   forward, layer L-1        the logits, and tile by tile their rows' loss and dZ
 //   backward, phase 0 .. L-1  dX of layer L-1-j, SGD of layer L-j (and of layer 0 in the last)
-// 2 L barriers a step, where the step-by-step trainer launches 3 L + 2 kernels or more.
 __global__ void __launch_bounds__(kThreads)
     persistent_training_kernel(const __grid_constant__ Model m, int steps, float learning_rate) {
   extern __shared__ __align__(16) uint8_t smem[];
-  // Every block reads the index before its first arrival at a barrier; block 0 writes it after its
-  // last, so no block can read the new value.
+  // Read by every block before its first barrier, written by block 0 after its last.
   const int first = *m.step_index;
   for (int s = first; s < first + steps; ++s) {
     const int rows = min(m.batch, m.train_count - s * m.batch);
@@ -209,10 +189,13 @@ __global__ void __launch_bounds__(kThreads)
   if (blockIdx.x == 0 && threadIdx.x == 0) *m.step_index = first + steps;
 }
 
-// Why the persistent step does not take a model of `sizes` at `batch`, or empty: the rule in
-// schedule.cuh.
+// The trainer's scratch for the kernel (StepData::scratch): the grid barrier's word, then a loss
+// sum per row tile of the output layer; 2 words a batch row hold both at any batch.
+constexpr int kScratchWordsPerRow = 2;
+
+// Why the persistent step does not take a model of `sizes` at `batch`, or empty (schedule.cuh).
 inline std::string steps_refusal(const LayerSizes& sizes, int batch) {
-  const std::string mine = "chapter 10_persistent_step's persistent step takes ";
+  const std::string mine = "the persistent step takes ";
   const int layers = static_cast<int>(sizes.size()) - 1;
   int widest = 0;  // of the hidden layers
   for (size_t i = 1; i + 1 < sizes.size(); ++i) widest = std::max(widest, sizes[i]);
@@ -222,17 +205,18 @@ inline std::string steps_refusal(const LayerSizes& sizes, int batch) {
   }
   if (widest > kMaxWidth) {
     return mine + "hidden widths up to " + std::to_string(kMaxWidth) + "; the model has " +
-           std::to_string(widest) + " (chapter 09's kernels train it a step at a time)";
+           std::to_string(widest) + " (chapter 14's kernels train it a step at a time)";
   }
-  if (batch > kMaxBatch) {
-    return mine + "batches up to " + std::to_string(kMaxBatch) + ", not " + std::to_string(batch);
+  if (batch > kMaxStepBatch) {
+    return mine + "batches up to " + std::to_string(kMaxStepBatch) + ", not " +
+           std::to_string(batch);
   }
   const int tiles = tiles_of<LayerTile>(batch, widest);
   if (tiles > kMaxActivationTiles) {
     return mine + "a batch and widest hidden layer of at most " +
            std::to_string(kMaxActivationTiles) + " tiles of 32 x 32; batch " +
            std::to_string(batch) + " x hidden " + std::to_string(widest) + " makes " +
-           std::to_string(tiles) + " (chapter 09's kernels train it a step at a time)";
+           std::to_string(tiles) + " (chapter 14's kernels train it a step at a time)";
   }
   return "";
 }
@@ -245,6 +229,7 @@ inline LayerSizes sizes_of(const StepBuffers& b) {
 
 inline Model model_of(const StepBuffers& b) {
   Model m{};
+  static_cast<StepData&>(m) = b;
   m.layers = static_cast<int>(b.layers.size());
   for (int l = 0; l < m.layers; ++l) {
     const LayerBuffers& y = b.layers[l];
@@ -254,22 +239,13 @@ inline Model model_of(const StepBuffers& b) {
         smem_tiling::vectorizable(input, y.in) && smem_tiling::vectorizable(y.weight_operand, y.in),
         smem_tiling::vectorizable(y.grad, y.out)};
   }
-  m.train_images = b.train_images;
-  m.train_labels = b.train_labels;
-  m.order = b.order;
-  m.step_index = b.step_index;
-  m.batch = b.batch;
-  m.train_count = b.train_count;
-  m.logits = b.logits;
-  m.step_losses = b.step_losses;
-  m.loss_partials = b.loss_partials;
-  m.barrier = b.sync;
+  m.barrier = static_cast<unsigned*>(b.scratch);
+  m.loss_partials = reinterpret_cast<float*>(m.barrier + 1);
   return m;
 }
 
-// The most block tiles any phase of a full step has, counted as 32 x 32 tiles (the weight
-// gradients run on those where their wider tiles would not give every block one): more blocks
-// than that would only wait at the barriers.
+// The most 32 x 32 tiles any phase of a full step has: more blocks would only wait at the
+// barriers.
 inline int most_tiles(const Model& m) {
   const auto tiles = [](int rows, int cols) { return tiles_of<LayerTile>(rows, cols); };
   int most = 1;
@@ -287,17 +263,12 @@ inline int most_tiles(const Model& m) {
 }
 
 // One cooperative launch of the kernel for `steps` steps: the runtime starts it only if every
-// block is resident at once, which the grid barrier needs (grid_barrier.cuh), and the grid is at
-// most what the occupancy calculator says fits.
+// block is resident at once, which the grid barrier needs, and the grid is at most what the
+// occupancy calculator says fits.
 inline void train_steps(const StepBuffers& buffers, int steps, float learning_rate,
                         cudaStream_t stream) {
-  const LayerSizes sizes = sizes_of(buffers);
-  const std::string why = steps_refusal(sizes, buffers.batch);
+  const std::string why = steps_refusal(sizes_of(buffers), buffers.batch);
   if (!why.empty()) throw std::invalid_argument(why);  // and Model's arrays would not hold it
-  if (on_chip_refusal(sizes, buffers.batch).empty() && on_chip_runs_here()) {
-    train_steps_on_chip(model_of(buffers), sizes, steps, learning_rate, stream);
-    return;
-  }
   static const int resident =
       resident_blocks(persistent_training_kernel, kThreads, kSmemBytes);  // one GPU throughout
   static const bool cooperative = [] {
@@ -308,20 +279,15 @@ inline void train_steps(const StepBuffers& buffers, int steps, float learning_ra
   }();
   if (!cooperative || resident < 1) {
     throw std::runtime_error(
-        "chapter 10_persistent_step's persistent step needs a cooperative launch, which this GPU "
-        "does not offer: run with --launch graph");
+        "the persistent step needs a cooperative launch, which this GPU does not offer: run with "
+        "--launch graph");
   }
   const Model m = model_of(buffers);
   cudaLaunchAttribute attribute = {};
   attribute.id = cudaLaunchAttributeCooperative;
   attribute.val.cooperative = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(std::min(resident, most_tiles(m)));
-  config.blockDim = dim3(kThreads);
-  config.dynamicSmemBytes = kSmemBytes;
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
+  cudaLaunchConfig_t config = {dim3(std::min(resident, most_tiles(m))), dim3(kThreads),
+                               size_t(kSmemBytes), stream, &attribute, 1};
   CUDA_CHECK(cudaLaunchKernelEx(&config, persistent_training_kernel, m, steps, learning_rate));
 }
 

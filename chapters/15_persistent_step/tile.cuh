@@ -1,52 +1,18 @@
-// One block tile of one product of a training step, through its epilogue: what a block of the
-// persistent kernel does with each unit of work it takes (steps.cuh). Built from the earlier
-// chapters' parts: chapter 02's shared tiles, chapter 04's cp.async copies and ring, chapter 03's
-// ldmatrix and mma.sync, and the epilogues of common/epilogue.cuh.
+// One block tile of one product of a training step, through its epilogue: the unit of work of the
+// persistent kernel (steps.cuh), from chapter 02's shared tiles, chapter 03's mma.sync, chapter
+// 04's cp.async ring and the epilogues of common/epilogue.cuh.
 //
-// The products of a small model are small: at batch 32 and hidden 128 a forward product is
-// 32 x 128 x 784, and a 128 x 128 tile (chapter 06's) would leave all but one block idle. The tile
-// here is 32 x 32, 2 x 4 mma tiles of 16 x 8: one for each of the block's 8 warps, which
-// multiplies it over all of K, a K tile of 128 in 8 steps of 16, and finishes it through the
-// epilogue (finish_pair) straight from its accumulators.
+// A small model's products are small (32 x 128 x 784 at batch 32, hidden 128), so the tile is
+// 32 x 32: one 16 x 8 mma tile for each of the 8 warps, over all of K, the steps of 16 going to
+// kChains sets of accumulators in turn so that each mma waits for the one kChains back.
 //
-//   C tile 32 x 32:  | warp 0 | warp 1 | warp 2 | warp 3 |   rows  0-15    each warp: its 16 x 8
-//                    | warp 4 | warp 5 | warp 6 | warp 7 |   rows 16-31    over k = 0, 16, ..., K
+//   C tile 32 x 32:  | warp 0 | warp 1 | warp 2 | warp 3 |   rows  0-15
+//                    | warp 4 | warp 5 | warp 6 | warp 7 |   rows 16-31
 //
-// The steps of 16 go to kChains = 4 sets of accumulators in turn, added at the end: each mma then
-// waits for the one four steps back, not the last (the 49 steps over the first layer's 784 inputs
-// are 4 chains of 12 or 13, not one of 49). The first version gave each warp the whole tile over
-// an eighth of K (sliced K) and added the 8 partial tiles in shared memory: 64 KB of shared-memory
-// traffic, some 620 cycles of a tile's 2,180 on the H100 by the tile clock, where a warp per mma
-// tile needs none (docs/10_persistent_step.md, "One mma tile per warp").
-//
-// The weight gradients take a wider block tile, 64 x 64: 2 x 2 of those 32 x 32 tiles, each warp
-// its mma tile in all four, the A fragments shared by two of them and the B fragments by the other
-// two. Their K is the batch, 32 at batch 32, so a tile is one short K tile and a great many tiles
-// make a phase (2,048 of 32 x 32 for a 1024 x 1024 layer). Such a tile waits for nothing long; it
-// is the instructions around its two mma steps (the tile's place, the copies' addresses, the
-// epilogue's) that take its time, 328 a warp by Nsight Compute at batch 32, hidden 1024, one block
-// of 8 warps an SM too few to hide their latencies. Four 32 x 32 tiles in one do that work once
-// (docs/10_persistent_step.md, "A wider tile for the weight gradients"). Its stages hold 32 columns
-// of K, one piece of 16 bytes a thread for each operand, where 128 would be three quarters the
-// copies' zeros at batch 32; its two steps of 16 go to two chains.
-//
-//   WeightTile 64 x 64:  | 32 x 32 | 32 x 32 |   warp w: mma tile (w / 4, w % 4) of each
-//                        | 32 x 32 | 32 x 32 |
-//
-// Four stages of cp.async copies (chapter 04's scheme) keep the next three K tiles in flight while
-// the warps multiply this one. At hidden 128 only the first layer's products have more than one K
-// tile (784 inputs, 7 tiles), and there each tile waits for its copies: with two stages the wait
-// comes 7 times, with four it mostly comes once. On the H100 four stages took 3-7% off a step,
-// eight no more (docs/10_persistent_step.md). Wider layers have more K tiles (8 at hidden 1024),
-// and so have the weight gradients at batch 256 (8 of 32).
-//
-// A tile's work is a few round trips to memory, not its arithmetic: the copies, then the
-// epilogue's own inputs (bias, activations, master weights), then the stores. The second need not
-// wait for the first, so it is loaded before the K loop: 3-4% off a step on the H100.
-//
-// Gathered rows. The first layer's input is the batch, rows order[s * batch + r] of the training
-// images: instead of copying them into a batch buffer first (another phase, another grid barrier),
-// the tile copies read each row where it lies: that operand's stored row r is image gathered[r].
+// The weight gradients (K = the batch, one short K tile, and many tiles) take 2 x 2 of those tiles
+// at once (WeightTile), sharing each warp's fragments between them. The epilogue's own inputs are
+// loaded before the K loop, while the copies are in flight; the first layer's tiles copy the
+// batch's rows straight from the training images, through the epoch's order.
 #pragma once
 
 #include <algorithm>
@@ -78,14 +44,14 @@ static_assert(kMmaTilesM * kMmaTilesN == kWarps, "a warp per mma tile");
 // A block tile: kTilesM x kTilesN of the 32 x 32 tiles, K copied kTileK columns a stage, the steps
 // of 16 along K going to kChains sets of accumulators in turn.
 template <int kTilesMOf, int kTilesNOf, int kTileKOf, int kChainsOf>
-struct BlockTile {
+struct StepTile {
   static constexpr int kTilesM = kTilesMOf, kTilesN = kTilesNOf;
   static constexpr int kM = kTilesM * kTileM, kN = kTilesN * kTileN;
   static constexpr int kTileK = kTileKOf, kChains = kChainsOf;
   static_assert(kTileK % (kChains * kMmaK) == 0 && kChains % 2 == 0, "whole rounds, B in pairs");
 };
-using LayerTile = BlockTile<1, 1, 128, 4>;  // forward and backward-data products: K up to 2048
-using WeightTile = BlockTile<2, 2, 32, 2>;  // weight gradients: K is the batch
+using LayerTile = StepTile<1, 1, 128, 4>;  // forward and backward-data products
+using WeightTile = StepTile<2, 2, 32, 2>;  // weight gradients: K is the batch
 
 template <Op kOpA, Op kOpB, class Tile>
 using RingFor = cp_async::Ring<SmemTile<Tile::kM, Tile::kTileK, kOpA == Op::N>,
@@ -133,10 +99,9 @@ __device__ __forceinline__ void load_gathered_tile_async(const __half* images, c
       });
 }
 
-// The B fragments of one 16 x 8 piece of op(B) at two steps of K, (k, n) and (k + 16, n): mma wants
-// each as the 8 x 8 matrices (rows k, cols n) at (0, 0) and (8, 0), so one ldmatrix.x4 fetches the
-// four at k, k + 8, k + 16 and k + 24 (chapter 03's load_b_fragments fetches two pieces side by
-// side along n instead).
+// The B fragments of one 16 x 8 piece of op(B) at two steps of K, (k, n) and (k + 16, n): one
+// ldmatrix.x4 fetches the 8 x 8 matrices at k, k + 8, k + 16 and k + 24 (chapter 03's
+// load_b_fragments fetches two pieces side by side along n instead).
 template <class Tile>
 __device__ __forceinline__ void load_b_fragments_along_k(const __half* tile, int k, int n, int lane,
                                                          uint32_t (&b0)[2], uint32_t (&b1)[2]) {
@@ -166,8 +131,7 @@ __device__ void multiply_tile(const Product& x, int tile, uint8_t* smem) {
   const int k_tiles = (p.k + kTileK - 1) / kTileK;
   __half* const ring = reinterpret_cast<__half*>(smem);
 
-  // As in chapter 06: one group per K tile, empty past the last, so "tile t has landed" is always
-  // the same wait count.
+  // One group per K tile, empty past the last, so "tile t has landed" is always the same wait.
   const auto load_stage = [&](int t) {
     if (t < k_tiles) {
       __half* a = ring + t % kStages * Ring::kStageElements;
@@ -189,10 +153,9 @@ __device__ void multiply_tile(const Product& x, int tile, uint8_t* smem) {
 
   for (int t = 0; t < kStages - 1; ++t) load_stage(t);
 
-  // What the epilogue reads besides the product (the bias, the activations of ReLU', the fp32
-  // master weights) was written phases ago: loaded now, while the copies are in flight, it costs
-  // no wait of its own after the sum. A thread's elements are those it finishes below, at the mma
-  // fragment's places (mma.cuh) in its warp's mma tile of each 32 x 32 tile (i, j).
+  // What the epilogue reads besides the product was written phases ago: loaded now, during the
+  // copies. A thread's elements are its mma fragment's places (mma.cuh) in its warp's mma tile of
+  // each 32 x 32 tile (i, j).
   const bool paired = columns_paired<kKind>(p);
   const int mma_m = warp / kMmaTilesN, mma_n = warp % kMmaTilesN;  // the warp's mma tile
   const auto row_of = [&](int i, int h) {  // h = 0: row lane / 4, v[0..1]; 1: lane / 4 + 8, v[2..3]
@@ -217,8 +180,7 @@ __device__ void multiply_tile(const Product& x, int tile, uint8_t* smem) {
   float acc[kTilesM][kTilesN][kChains][4] = {};
   for (int t = 0; t < k_tiles; ++t) {
     cp_async::cp_async_wait<kStages - 2>();
-    // Tile t is in shared memory for everyone, and everyone is done with tile t - 1, whose stage
-    // the next line refills.
+    // Tile t is in for everyone, and everyone is done with tile t - 1, whose stage is refilled.
     __syncthreads();
     load_stage(t + kStages - 1);
     const __half* a_tile = ring + t % kStages * Ring::kStageElements;
@@ -272,8 +234,7 @@ __device__ void multiply_tile(const Product& x, int tile, uint8_t* smem) {
       }
     }
   }
-  // Every warp is done with the ring before the next tile's copies refill it, and the block's
-  // threads see each other's results (the loss reads the logits tile, steps.cuh).
+  // The ring is free for the next tile, and the block sees its results (the loss reads the logits).
   __syncthreads();
 }
 

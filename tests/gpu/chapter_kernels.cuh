@@ -29,12 +29,12 @@ struct ChapterKernels {
   // plain store at a batch of at most 64 (weight_update_takes() in
   // chapters/09_swap_ab_split_k/weight_update.cuh), before the rules above.
   const char* weight_update = nullptr;
-  // Chapter 10 on: the kernel that trains many steps in one launch (common/step_interface.cuh),
+  // Chapter 15 on: the kernel that trains many steps in one launch (common/step_interface.cuh),
   // for the models and batches the chapter's rule takes; its GEMMs (the fields above) are those of
   // the chapter it falls back to for the rest.
   const char* persistent = nullptr;
-  // Chapter 10 on: the kernel that trains, on one thread block cluster, the small models whose
-  // weights fit in its shared memory (on_chip_refusal in chapters/10_persistent_step/on_chip.cuh).
+  // Chapter 16 on: the kernel that trains, on one thread block cluster, the small models whose
+  // weights fit in its shared memory (on_chip_refusal in chapters/16_on_chip/layout.cuh).
   const char* on_chip = nullptr;
 };
 
@@ -59,13 +59,17 @@ const ChapterKernels kChapterKernels[] = {
     // for what swap_ab_takes(), chapter 08's rule for the rest.
     {"09_swap_ab_split_k", "mnist::swap_ab_split_k::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab_split_k::swap_ab_gemm_kernel", "mnist::swap_ab_split_k::weight_update_kernel"},
-    // 10: the persistent training kernels where its rule takes the model (steps_refusal in
-    // chapters/10_persistent_step/steps.cuh), the on-chip one where the model fits on one cluster;
-    // chapter 09's GEMMs for everything else.
-    {"10_persistent_step", "mnist::swap_ab_split_k::swap_ab_split_k_gemm_kernel", nullptr, false,
+    // 15: the persistent training kernel where its rule takes the model (steps_refusal in
+    // chapters/15_persistent_step/steps.cuh); chapter 14's GEMMs for everything else.
+    {"15_persistent_step", "mnist::swap_ab_split_k::swap_ab_split_k_gemm_kernel", nullptr, false,
+     "mnist::swap_ab_split_k::swap_ab_gemm_kernel", "mnist::swap_ab_split_k::weight_update_kernel",
+     "mnist::persistent_step::persistent_training_kernel"},
+    // 16: the on-chip kernel where the model fits on one cluster, chapter 15's kernel where its
+    // rule takes the model, chapter 14's GEMMs for everything else.
+    {"16_on_chip", "mnist::swap_ab_split_k::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab_split_k::swap_ab_gemm_kernel", "mnist::swap_ab_split_k::weight_update_kernel",
      "mnist::persistent_step::persistent_training_kernel",
-     "mnist::persistent_step::on_chip_training_kernel"},
+     "mnist::on_chip::on_chip_training_kernel"},
 };
 // What chapters 07-10 fall back to, and what the skinny-product chapters fall back to.
 const ChapterKernels& kChapter06 = kChapterKernels[5];

@@ -10,20 +10,20 @@
 //    memory stays the same. As controls, the counter must see the trainer's one allocation (its
 //    arena) and each of the other counted calls.
 // 3. A partial last batch and the bias update, parameter by parameter: an epoch of full batches
-//    and one partial batch on a small training split, at batch 37 and at batch 32 (from chapter 10
-//    on, the grid and the on-chip persistent kernels), then every layer's weights and biases
-//    against the reference. Controls: a reference whose biases learn at half the rate,
-//    one whose biases stay frozen, and one whose partial batch's weight gradient is averaged over
-//    the full batch size must all be told apart.
+//    and one partial batch on a small training split, at batch 37 and at batch 32 (from chapter 15
+//    on, the grid persistent kernel; from 16 on, at batch 32, the on-chip one), then every layer's
+//    weights and biases against the reference. Controls: a reference whose biases learn at half
+//    the rate, one whose biases stay frozen, and one whose partial batch's weight gradient is
+//    averaged over the full batch size must all be told apart.
 // 4. A step replayed as a CUDA graph gives exactly the losses of the host-launched step.
 // 5. Accuracy: one epoch of a 784-256-256-256-10 model reaches kMinAccuracy on the test set.
 // 6. The chapter's newest kernels run in training: a configuration that reaches them, its first
 //    step captured and named (captured_kernels.cuh), its losses against the reference.
-// 7. From chapter 10 on, the kernel that trains many steps per launch (test_persistent_step): in
-//    the rule (five models, awkward widths and batches among them, two on the on-chip kernel),
-//    one kernel, the reference's losses, the same bits in one launch or two; outside it, refused
-//    with one line. Tests 1, 3 and 5 run it too: they use the chapter's own launch for their
-//    models, which its rule takes.
+// 7. From chapter 15 on, the kernel that trains many steps per launch (test_persistent_step): in
+//    the rule (seven models, awkward widths and batches among them, two on chapter 16's on-chip
+//    kernel), one kernel, the reference's losses, the same bits in one launch or two; outside it,
+//    refused with one line. Tests 1, 3 and 5 run it too: they use the chapter's own launch for
+//    their models, which its rule takes.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -106,9 +106,9 @@ void print_gaps(const char* label, const std::vector<float>& gpu,
 }
 
 // The chapter's own way of launching the steps of a model (the trainer program's default): from
-// chapter 10 on, many steps per launch where the chapter takes the model.
+// chapter 15 on, many steps per launch where the chapter takes the model.
 StepLaunch chapter_launch(const ModelParams& init, int batch) {
-  return chapter_step_launch(init.sizes, batch);
+  return step_launch_for(init.sizes, batch);
 }
 
 // The counter of device memory calls sees every call it claims to: a link that wraps fewer of
@@ -474,7 +474,7 @@ void test_newest_kernels(const Dataset& data, const ReachModel& model) {
                           "the newest kernels");
 }
 
-// Chapter 10 on: the kernel that trains many steps per launch, where the chapter's rule takes the
+// Chapter 15 on: the kernel that trains many steps per launch, where the chapter's rule takes the
 // model, and the step-by-step trainer where it does not.
 //   in the rule: the chapter's own launch is kPersistent; a train() call records as that one
 //     kernel and nothing else (kernels_per_step() 1); the losses follow the CPU reference within
@@ -482,7 +482,7 @@ void test_newest_kernels(const Dataset& data, const ReachModel& model) {
 //     1 + the rest gives the same losses and parameters, bit for bit (the step index carried
 //     across launches on the device, and no order of arrival in any sum).
 //   outside it (kReach, batch 256 x hidden 2048): the chapter's own launch is not kPersistent,
-//     and forcing it is refused with the rule's line. test_newest_kernels shows chapter 09's
+//     and forcing it is refused with the rule's line. test_newest_kernels shows chapter 14's
 //     kernels training models a step at a time (kSwapAbReach, launched from the host).
 // Measured on the CPU (2026-11-23, docs/results/ch10/reference_gaps.txt), the float64 and mirrored
 // references differ by at most 1.4e-4 over 20 steps at batch 32, 784-128-128-128-10; 1.8e-5 over
@@ -507,7 +507,7 @@ struct PersistentCase {
   int batch;
   LayerSizes sizes;
   int steps;
-  bool on_chip;  // the chapter's on-chip kernel trains it, not its grid kernel
+  bool on_chip;  // chapter 16's on-chip kernel trains it, not the grid kernel
 };
 const PersistentCase kPersistentCases[] = {
     {32, {784, 128, 128, 128, 10}, 20, true},
@@ -525,7 +525,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 void test_persistent_step(const Dataset& data, const testing::ChapterKernels& chapter) {
   for (const PersistentCase& c : kPersistentCases) {
-    const char* const kernel = c.on_chip ? chapter.on_chip : chapter.persistent;
+    const char* const kernel = c.on_chip && chapter.on_chip ? chapter.on_chip : chapter.persistent;
     const std::string model = format_layer_sizes(c.sizes);
     const ModelParams init = init_params(c.sizes, kSeed);
     const std::vector<int> order = epoch_order(data.train.count, kSeed, 0);
@@ -570,15 +570,15 @@ void test_persistent_step(const Dataset& data, const testing::ChapterKernels& ch
   const std::string why = chapter_steps_refusal(wide, kReach.batch);
   std::printf("persistent step, batch %d, %s: refused (%s)\n", kReach.batch,
               format_layer_sizes(wide).c_str(), why.c_str());
-  CHECK_MSG(chapter_step_launch(wide, kReach.batch) != StepLaunch::kPersistent &&
+  CHECK_MSG(step_launch_for(wide, kReach.batch) != StepLaunch::kPersistent &&
                 why.find(std::to_string(wide[1])) != std::string::npos,
             "a model wider than the rule goes to the step-by-step trainer, with a line naming the "
             "width");
   bool refused = false;
   try {
-    Trainer forced(init_params(wide, kSeed), data, kReach.batch, StepLaunch::kPersistent);
+    step_launch_for(wide, kReach.batch, StepLaunch::kPersistent);
   } catch (const std::invalid_argument& error) {
-    refused = why == error.what();
+    refused = "--launch persistent: " + why == error.what();
   }
   CHECK_MSG(refused, "forcing the persistent step on it is refused with that line");
 }

@@ -1,0 +1,402 @@
+// The on-chip kernel: where a small model fits in the shared memory of one thread block cluster,
+// the cluster trains it with its weights, activations and gradients on chip from the launch's
+// first step to its last. A phase reads only its own shared memory and pushes its results into
+// the shared memory of the blocks that need them (cluster.cuh); a block waits only for the data
+// it reads next, as it lands, instead of at a grid barrier in L2. Ownership: layout.cuh.
+//
+//   forward, hidden layer l       Y[:, own] = ReLU(X W_own^T + b_own), X whole in every block;
+//                                 Y[:, own] sent into every block's X of layer l + 1
+//   --- each block waits for the other 15 blocks' columns ---
+//   output layer (every block)    logits, softmax cross-entropy, dZ; the output layer's SGD;
+//                                 dZ of layer L-2, own columns: (dZ W)[:, own], masked by ReLU'
+//   backward, hidden layer l >= 1 dZ_own W_own, a B x in partial product, each block's columns
+//                                 sent to their owner; SGD of W_own, b_own
+//   --- each block waits for its columns of the other 15 partial products ---
+//   (each block)                  dZ of layer l - 1, own columns: its 16 partials added in block
+//                                 order, masked by ReLU'
+//   backward, layer 0             SGD of W_own, b_own: the step's end
+//
+// Nothing is read from L2 but the batch, copied a step ahead, and nothing written but the loss.
+#pragma once
+
+#include <cooperative_groups.h>
+
+#include <cstdint>
+
+#include "04_cp_async/cp_async.cuh"
+#include "07_tma/tma.cuh"
+#include "16_on_chip/cluster.cuh"
+#include "16_on_chip/layout.cuh"
+#include "cuda_check.cuh"
+#include "dataset.hpp"
+#include "mlp_device.cuh"
+#include "occupancy.cuh"
+
+namespace mnist::on_chip {
+
+namespace cg = cooperative_groups;
+
+// The batch of step `step` into `rows` (kOnChipRows x (kPixels + kPad) halves), gathered through
+// the epoch's order, zeros past its last row, kThreads / kOnChipRows threads a row; one cp.async
+// group, not waited for.
+__device__ inline void load_batch_async(const Model& m, int step, __half* rows) {
+  constexpr int kPieces = kPixels * 2 / 16;  // 16-byte copies a row
+  constexpr int kPerRow = kThreads / kOnChipRows;
+  static_assert(kThreads % kOnChipRows == 0, "whole threads a row");
+  const int count = min(m.batch, m.train_count - step * m.batch);
+  const int r = threadIdx.x / kPerRow;
+  const bool inside = r < count;
+  const __half* image = inside
+                            ? m.train_images + size_t(m.order[size_t(step) * m.batch + r]) * kPixels
+                            : m.train_images;
+  for (int piece = threadIdx.x % kPerRow; piece < kPieces; piece += kPerRow) {
+    cp_async::cp_async_16(rows + r * (kPixels + kPad) + piece * 8, image + piece * 8,
+                          inside ? 16 : 0);
+  }
+  cp_async::cp_async_commit();
+}
+
+// The block's share of the model between global and shared memory: its own rows of each hidden
+// layer (fp16 copy, fp32 masters but the first layer's, bias) and the whole output layer.
+// to_shared: at the launch's start; otherwise back, at its end (block 0 writes the output layer).
+__device__ inline void move_parameters(const Model& m, const OnChipLayout& s, uint8_t* smem, int me,
+                                       bool to_shared) {
+  for (int l = 0; l < s.layers; ++l) {
+    const LayerBuffers& y = m.layer[l].buffers;
+    const bool hidden = l + 1 < s.layers;
+    if (!hidden && !to_shared && me != 0) continue;
+    const int rows = s.own_rows[l], row0 = hidden ? me * rows : 0, in = s.in[l];
+    __half* w16 = reinterpret_cast<__half*>(smem + s.weight16[l]);
+    float* w32 = reinterpret_cast<float*>(smem + s.weight32[l]);
+    float* bias = reinterpret_cast<float*>(smem + s.bias[l]);
+    for (int i = threadIdx.x; i < rows * in; i += kThreads) {
+      const int r = i / in, c = i % in;
+      const size_t g = size_t(row0 + r) * in + c;
+      if (to_shared) {
+        w16[r * (in + kPad) + c] = y.weight_operand[g];
+        if (l > 0) w32[i] = y.weights[g];
+      } else {
+        y.weight_operand[g] = w16[r * (in + kPad) + c];
+        if (l > 0) y.weights[g] = w32[i];
+      }
+    }
+    for (int r = threadIdx.x; r < rows; r += kThreads) {
+      if (to_shared) {
+        bias[r] = y.bias[row0 + r];
+      } else {
+        y.bias[row0 + r] = bias[r];
+      }
+    }
+  }
+}
+
+// The step-by-step trainer's bias update (bias_sgd_column, mlp_device.cuh) over dZ in shared
+// memory, rows kDzStride apart.
+__device__ inline void bias_sgd_shared(const __half* dz, float* bias, int cols, int rows,
+                                       float learning_rate) {
+  for (int col = threadIdx.x; col < cols; col += kThreads) {
+    bias_sgd_column(dz, bias, kDzStride, col, rows, learning_rate);
+  }
+}
+
+// A pair of a layer's SGD: W[r][c], W[r][c + 1] -= learning_rate (v0, v1) on the fp32 masters
+// (rows `cols` floats apart), and their fp16 copy (rows cols + kPad halves apart) from them.
+__device__ inline void sgd_pair(float* w32, __half* w16, int cols, int r, int c, float v0, float v1,
+                                float learning_rate) {
+  float* const w = w32 + r * cols + c;
+  w[0] -= learning_rate * v0;
+  w[1] -= learning_rate * v1;
+  *reinterpret_cast<__half2*>(w16 + r * (cols + kPad) + c) = __floats2half2_rn(w[0], w[1]);
+}
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// The first layer's SGD, W_own -= learning_rate dZ_own^T X with X the batch, taken transposed:
+// (X^T dZ_own)[pixel][own row], kPixels / 16 mma tiles of M for each 8 own rows, dealt to the warps
+// in turn (R = 8 own rows would fill half of each 16-row mma tile the other way round). Its fp32
+// masters do not fit in shared memory beside two batches: they live in the registers of the
+// threads that update them, loaded at the launch's start and stored at its end.
+constexpr int kPixelTiles = kPixels / kMmaM;
+static_assert(kPixels % kMmaM == 0, "whole mma tiles of pixels");
+constexpr int kFirstLayerTilesMax = kPixelTiles * kOwnRowsMax / kMmaN;
+constexpr int kFirstLayerTilesPerWarp = (kFirstLayerTilesMax + kWarps - 1) / kWarps;
+struct FirstLayerMasters {
+  // W[c][p], W[c + 1][p] at v[i][h], (c, p) = place(i, h): what mma leaves in a thread (Fragment).
+  float2 v[kFirstLayerTilesPerWarp][2];
+
+  // The own row c (even, as own is) and pixel p of this thread's v[i][h] in the warp's tile i;
+  // c >= own where it holds none.
+  struct Place {
+    int tile, c, p;
+  };
+  __device__ static Place place(int i, int h) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, tile = warp + i * kWarps;
+    return {tile, tile / kPixelTiles * kMmaN + lane % 4 * 2,
+            tile % kPixelTiles * kMmaM + lane / 4 + h * 8};
+  }
+  // Master W[c][p] of (tile i, h), or null; W[c + 1][p] is kPixels floats further.
+  __device__ static float* at(float* weights, int own, int me, int i, int h) {
+    const Place q = place(i, h);
+    return q.c < own ? weights + size_t(me * own + q.c) * kPixels + q.p : nullptr;
+  }
+  __device__ void load(float* weights, int own, int me) {
+#pragma unroll
+    for (int i = 0; i < kFirstLayerTilesPerWarp; ++i) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (const float* w = at(weights, own, me, i, h)) v[i][h] = make_float2(w[0], w[kPixels]);
+      }
+    }
+  }
+  __device__ void store(float* weights, int own, int me) const {
+#pragma unroll
+    for (int i = 0; i < kFirstLayerTilesPerWarp; ++i) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (float* w = at(weights, own, me, i, h)) w[0] = v[i][h].x, w[kPixels] = v[i][h].y;
+      }
+    }
+  }
+  __device__ void update(int own, const __half* dz, const __half* x, __half* w16,
+                         float learning_rate) {
+    const int tiles = kPixelTiles * round_up(own, kMmaN) / kMmaN;
+#pragma unroll
+    for (int i = 0; i < kFirstLayerTilesPerWarp; ++i) {
+      const int tile = place(i, 0).tile;
+      if (tile >= tiles) break;
+      const Fragment acc =
+          tile_product<false, false>(x, kPixels + kPad, dz, kDzStride, tile % kPixelTiles,
+                                     tile / kPixelTiles, 0, kOnChipRows / kMmaK, 1);
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const Place q = place(i, h);
+        if (q.c >= own) continue;
+        const float2 updated = make_float2(v[i][h].x - learning_rate * acc.v[2 * h],
+                                           v[i][h].y - learning_rate * acc.v[2 * h + 1]);
+        v[i][h] = updated;
+        w16[q.c * (kPixels + kPad) + q.p] = __float2half_rn(updated.x);
+        w16[(q.c + 1) * (kPixels + kPad) + q.p] = __float2half_rn(updated.y);
+      }
+    }
+  }
+};
+
+#endif  // sm_90a
+
+// Steps *step_index, ..., *step_index + steps - 1, by one cluster of kClusterBlocks blocks.
+//
+// Who may overwrite what. A block writes into another's buffer only what that block waits for
+// next, and only after receiving what it needs from every block for its own next phase, which
+// each block sends after its reads of the buffer in question: X of layer l >= 2 is rewritten a
+// step later, a partial-product buffer two backward phases later. Only X of layer 1 is written by
+// a phase (the next step's first) that follows no data of this step's last, while its last
+// readers (layer 1's SGD, the ReLU' of layer 0) may still be running elsewhere: it has two
+// buffers, one for even steps and one for odd.
+__global__ void __launch_bounds__(kThreads, 1)
+    on_chip_training_kernel(const __grid_constant__ Model m, const __grid_constant__ OnChipLayout s,
+                            int steps, float learning_rate) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(16) uint8_t smem[];
+  cg::cluster_group cluster = cg::this_cluster();
+  const int me = static_cast<int>(cluster.block_rank());
+  const int L = s.layers;
+  const auto halves = [&](int offset) { return reinterpret_cast<__half*>(smem + offset); };
+  const auto floats = [&](int offset) { return reinterpret_cast<float*>(smem + offset); };
+  float* const sums = floats(s.sums);
+  uint64_t* const arrivals = reinterpret_cast<uint64_t*>(smem + s.arrivals);
+
+  // Zeros first: the products run over the pads, and a stale NaN times 0 stays NaN.
+  for (int i = threadIdx.x; i < s.bytes / 16; i += kThreads) {
+    reinterpret_cast<uint4*>(smem)[i] = make_uint4(0, 0, 0, 0);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < kArrivals; ++i) tma::mbarrier_init(shared_address(arrivals + i), 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  move_parameters(m, s, smem, me, true);
+  FirstLayerMasters masters;
+  masters.load(m.layer[0].buffers.weights, s.own_rows[0], me);
+  const int first = *m.step_index;  // block 0 writes it after the last barrier
+  load_batch_async(m, first, halves(s.batch[first % 2]));
+  uint32_t phases = 0;
+  cluster.sync();  // every block has started, zeroed its memory and set up its mbarriers
+
+  for (int step = first; step < first + steps; ++step) {
+    const int rows = min(m.batch, m.train_count - step * m.batch);
+    const int* const batch_order = m.order + size_t(step) * m.batch;
+    const int parity = (step - first) % 2;  // which X of layer 1
+    const auto input = [&](int l) {
+      return halves(l == 1 && parity == 1 ? s.input_second : s.input[l]);
+    };
+    // Thread r keeps row r's label until the loss takes row r (softmax_cross_entropy_warp).
+    const int label = threadIdx.x < rows ? int(m.train_labels[batch_order[threadIdx.x]]) : 0;
+    cp_async::cp_async_wait<0>();  // this step's batch, copied during the last step
+    __syncthreads();
+
+    // Forward through the hidden layers: own columns, then sent to every block.
+    for (int l = 0; l + 1 < L; ++l) {
+      const int in = s.in[l], own = s.own_rows[l], next = s.out[l] + kPad;
+      const __half* x = l == 0 ? halves(s.batch[step % 2]) : input(l);
+      const float* bias = floats(s.bias[l]);
+      __half* const mine = input(l + 1);
+      block_product<true, true>(
+          x, in + kPad, halves(s.weight16[l]), in + kPad, kOnChipRows, round_up(own, kMmaN), in,
+          sums, [&](int r, int c, float v0, float v1) {
+            if (c >= own) return;  // own is even, so is c: c + 1 < own too
+            *reinterpret_cast<__half2*>(mine + r * next + me * own + c) =
+                __floats2half2_rn(fmaxf(v0 + bias[c], 0.0f), fmaxf(v1 + bias[c + 1], 0.0f));
+          });
+      // Own columns to the other blocks, 16 bytes at a time where a row's share allows it.
+      const int arrival = input_arrival(l + 1, l == 0 ? parity : 0);
+      if (own % 8 == 0) {
+        send_own_columns<uint4>(mine, next, own, me, arrivals + arrival);
+      } else {
+        send_own_columns<__half2>(mine, next, own, me, arrivals + arrival);
+      }
+      // The next step's batch, copied while the columns come in, into the buffer last read by
+      // the previous step.
+      if (l == 0 && step + 1 < first + steps) {
+        load_batch_async(m, step + 1, halves(s.batch[(step + 1) % 2]));
+      }
+      receive(arrivals, arrival, (kClusterBlocks - 1) * kOnChipRows * own * 2, phases);
+    }
+
+    // The output layer, in every block alike: logits, loss and dZ.
+    const int top = L - 1, hidden_in = s.in[top];
+    __half* const x_top = input(top);
+    float* const logits = floats(s.logits);
+    {
+      const float* bias = floats(s.bias[top]);
+      block_product<true, true>(x_top, hidden_in + kPad, halves(s.weight16[top]), hidden_in + kPad,
+                                kOnChipRows, kClassesPadded, hidden_in, sums,
+                                [&](int r, int c, float v0, float v1) {
+                                  if (c < kClasses) logits[r * kClasses + c] = v0 + bias[c];
+                                  if (c + 1 < kClasses)
+                                    logits[r * kClasses + c + 1] = v1 + bias[c + 1];
+                                });
+    }
+    // Warp 0 alone: 32 rows need no block-wide tree, and so no barrier but the one after.
+    __half* const dz_top = halves(s.dz[top]);
+    const LossSums loss = softmax_cross_entropy_warp(
+        logits, [=](int) { return label; }, rows, rows, dz_top, kDzStride);
+    if (me == 0 && threadIdx.x == 0) m.step_losses[step] = loss.loss / rows;
+    __syncthreads();
+    {
+      // dZ of the layer below, own columns: (dZ W) masked by ReLU' of its output (all of dZ W is
+      // 2 x 16 mma tiles of one K step: cheaper whole than picked).
+      const int below = top - 1, own = s.own_rows[below];
+      __half* const dz_below = halves(s.dz[below]);
+      block_product<true, false>(
+          dz_top, kDzStride, halves(s.weight16[top]), hidden_in + kPad, kOnChipRows, hidden_in,
+          kClassesPadded, sums, [&](int r, int c, float v0, float v1) {
+            const int j = c - me * own;
+            if (j < 0 || j >= own) return;
+            const __half* y = x_top + r * (hidden_in + kPad) + c;
+            dz_below[r * kDzStride + j] = __float2half_rn(__half2float(y[0]) > 0.0f ? v0 : 0.0f);
+            dz_below[r * kDzStride + j + 1] =
+                __float2half_rn(__half2float(y[1]) > 0.0f ? v1 : 0.0f);
+          });
+      // The output layer's SGD: every block computes the same update of its copy.
+      float* const w32 = floats(s.weight32[top]);
+      __half* const w16 = halves(s.weight16[top]);
+      block_product<false, false>(dz_top, kDzStride, x_top, hidden_in + kPad, kClassesPadded,
+                                  hidden_in, kOnChipRows, sums,
+                                  [&](int r, int c, float v0, float v1) {
+                                    if (r < kClasses)
+                                      sgd_pair(w32, w16, hidden_in, r, c, v0, v1, learning_rate);
+                                  });
+      bias_sgd_shared(dz_top, floats(s.bias[top]), kClasses, rows, learning_rate);
+    }
+
+    // Backward through the hidden layers above the first.
+    for (int l = top - 1; l >= 1; --l) {
+      const int in = s.in[l], own = s.own_rows[l], below_own = s.own_rows[l - 1];
+      const __half* const dz = halves(s.dz[l]);
+      __half* const w16 = halves(s.weight16[l]);
+      float* const partial = floats(s.partial[l % 2]);
+      const uint64_t* const arrival = arrivals + partial_arrival(l % 2);
+      const int slot = kOnChipRows * s.partial_cols;
+      // dZ_own W_own: this block's share of every column of dX, each column to its owner's slot.
+      block_product<true, false>(
+          dz, kDzStride, w16, in + kPad, kOnChipRows, in, kClassesPadded, sums,
+          [&](int r, int c, float v0, float v1) {
+            const int owner = c / below_own, j = c % below_own;
+            float2* to = reinterpret_cast<float2*>(partial + me * slot + r * s.partial_cols + j);
+            if (owner == me) {
+              *to = make_float2(v0, v1);
+            } else {
+              store_async(address_in(to, owner), make_float2(v0, v1), address_in(arrival, owner));
+            }
+          });
+      float* const w32 = floats(s.weight32[l]);
+      const __half* const x = input(l);
+      block_product<false, false>(dz, kDzStride, x, in + kPad, kMmaM, in, kOnChipRows, sums,
+                                  [&](int r, int c, float v0, float v1) {
+                                    if (r < own)
+                                      sgd_pair(w32, w16, in, r, c, v0, v1, learning_rate);
+                                  });
+      bias_sgd_shared(dz, floats(s.bias[l]), own, rows, learning_rate);
+      receive(arrivals, partial_arrival(l % 2), (kClusterBlocks - 1) * kOnChipRows * below_own * 4,
+              phases);
+      // dZ of the layer below, own columns: the 16 partials in block order, masked by ReLU' of
+      // that layer's output, which is X of this one.
+      __half* const dz_below = halves(s.dz[l - 1]);
+      for (int i = threadIdx.x; i < kOnChipRows * below_own; i += kThreads) {
+        const int r = i / below_own, j = i % below_own;
+        float sum = 0.0f;
+        for (int from = 0; from < kClusterBlocks; ++from) {
+          sum += partial[from * slot + r * s.partial_cols + j];
+        }
+        const bool on = __half2float(x[r * (in + kPad) + me * below_own + j]) > 0.0f;
+        dz_below[r * kDzStride + j] = __float2half_rn(on ? sum : 0.0f);
+      }
+      __syncthreads();
+    }
+
+    // The first layer's SGD: the batch as X, the masters from registers.
+    masters.update(s.own_rows[0], halves(s.dz[0]), halves(s.batch[step % 2]), halves(s.weight16[0]),
+                   learning_rate);
+    bias_sgd_shared(halves(s.dz[0]), floats(s.bias[0]), s.own_rows[0], rows, learning_rate);
+    __syncthreads();
+  }
+  masters.store(m.layer[0].buffers.weights, s.own_rows[0], me);
+  move_parameters(m, s, smem, me, false);
+  if (me == 0 && threadIdx.x == 0) *m.step_index = first + steps;
+  cluster.sync();  // no block leaves while another may still write into its shared memory
+#else
+  __trap();  // built without sm_90a: see 08_wgmma/wgmma.cuh
+#endif
+}
+
+// Whether this GPU runs a cluster of kClusterBlocks blocks of this kernel with the most shared
+// memory it may take; asked once.
+inline bool on_chip_runs_here() {
+  static const bool runs = [] {
+    CUDA_CHECK(cudaFuncSetAttribute(on_chip_training_kernel,
+                                    cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    CUDA_CHECK(cudaFuncSetAttribute(on_chip_training_kernel,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, kOnChipSmemLimit));
+    const ClusterLaunch launch(kClusterBlocks, kClusterBlocks, kThreads, kOnChipSmemLimit, nullptr);
+    int clusters = 0;
+    const cudaError_t status =
+        cudaOccupancyMaxActiveClusters(&clusters, on_chip_training_kernel, &launch.config);
+    if (status != cudaSuccess) {
+      (void)cudaGetLastError();  // a GPU without clusters answers with an error: not ours to keep
+      return false;
+    }
+    return clusters >= 1;
+  }();
+  return runs;
+}
+
+// One launch of the on-chip kernel: one cluster, for `steps` steps.
+inline void train_steps_on_chip(const Model& m, const LayerSizes& sizes, int steps,
+                                float learning_rate, cudaStream_t stream) {
+  const OnChipLayout layout = on_chip_layout(sizes.data(), m.layers);
+  const ClusterLaunch launch(kClusterBlocks, kClusterBlocks, kThreads, layout.bytes, stream);
+  CUDA_CHECK(
+      cudaLaunchKernelEx(&launch.config, on_chip_training_kernel, m, layout, steps, learning_rate));
+}
+
+}  // namespace mnist::on_chip
