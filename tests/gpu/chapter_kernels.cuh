@@ -50,11 +50,12 @@ const ChapterKernels kChapterKernels[] = {
     // 06: chapter 05's scheme with the epilogue in both kernels.
     {"06_fused_step", "mnist::fused_step::fused_gemm_kernel",
      "mnist::fused_step::sum_splits_kernel", false},
-    // 07-10: their own kernel for what tma_kernel_takes(), chapter 06's (kChapter06) for the rest.
+    // 07-11: their own kernel for what tma_kernel_takes(), chapter 06's (kChapter06) for the rest.
     {"07_tma", "mnist::tma::tma_gemm_kernel", nullptr, true},
     {"08_wgmma", "mnist::wgmma::wgmma_gemm_kernel", nullptr, true},
     {"09_warp_specialized", "mnist::warp_specialized::warp_specialized_gemm_kernel", nullptr, true},
     {"10_tile_scheduler", "mnist::tile_scheduler::tile_scheduler_gemm_kernel", nullptr, true},
+    {"11_clusters", "mnist::clusters::clusters_gemm_kernel", nullptr, true},
     // 09: the weight update for the weight gradients it takes; its own kernel, K split or whole,
     // for what swap_ab_takes(), chapter 08's rule for the rest.
     {"09_swap_ab_split_k", "mnist::swap_ab_split_k::swap_ab_split_k_gemm_kernel", nullptr, false,
