@@ -1,0 +1,21 @@
+// Chapter 13's GEMM interface (common/gemm_interface.cuh): split_kernel.cuh's launch.
+#pragma once
+
+#include "13_split_k_in_kernel/split_kernel.cuh"
+#include "gemm_interface.cuh"
+
+namespace mnist::split_k_in_kernel {
+
+// The kernels apply the epilogue (gemm_interface.cuh) themselves, and the trainer replays each
+// step as a CUDA graph, as from chapter 06 on.
+constexpr bool kFusedEpilogue = true;
+constexpr bool kReplayStepAsGraph = true;
+
+// Chapter 08's instructions and setmaxnreg: an H100-class GPU and a build with sm_90a code.
+constexpr bool kNeedsSm90a = true;
+
+inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
+  launch_split_k_in_kernel_or_fall_back(p, stream);
+}
+
+}  // namespace mnist::split_k_in_kernel
