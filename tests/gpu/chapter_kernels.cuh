@@ -20,14 +20,14 @@ struct ChapterKernels {
   // can read, K of 4 tiles or more, no split by chapter 06) and gives every other product to
   // chapter 06's kernels.
   bool tma_dispatch;
-  // Chapter 09: the same kernel as `kernel` for the products it does not split along K (`kernel`
-  // splits K and adds the splits itself). The two take only the products swap_ab_takes() allows
-  // (chapters/09_swap_ab_split_k/dispatch.cuh: A not transposed, M <= 256, operands TMA can read)
-  // and give every other product to chapter 08's rule (kChapter08).
+  // Chapter 12 on: the swap-AB kernel that keeps K whole (the same as `kernel` in chapter 12; from
+  // chapter 13 on `kernel` splits K and adds the splits itself). The two take only the products
+  // swap_ab_takes() allows (chapters/12_swap_ab/tiles.cuh: A not transposed, M <= 256, operands
+  // TMA can read) and give every other product to chapter 10's rule (kSquareKernels).
   const char* whole_k = nullptr;
-  // Chapter 09 on: the kernel that takes the weight gradients through the SGD epilogue or the
+  // Chapter 14 on: the kernel that takes the weight gradients through the SGD epilogue or the
   // plain store at a batch of at most 64 (weight_update_takes() in
-  // chapters/09_swap_ab_split_k/weight_update.cuh), before the rules above.
+  // chapters/14_weight_update/weight_update.cuh), before the rules above.
   const char* weight_update = nullptr;
   // Chapter 15 on: the kernel that trains many steps in one launch (common/step_interface.cuh),
   // for the models and batches the chapter's rule takes; its GEMMs (the fields above) are those of
@@ -56,25 +56,30 @@ const ChapterKernels kChapterKernels[] = {
     {"09_warp_specialized", "mnist::warp_specialized::warp_specialized_gemm_kernel", nullptr, true},
     {"10_tile_scheduler", "mnist::tile_scheduler::tile_scheduler_gemm_kernel", nullptr, true},
     {"11_clusters", "mnist::clusters::clusters_gemm_kernel", nullptr, true},
-    // 09: the weight update for the weight gradients it takes; its own kernel, K split or whole,
-    // for what swap_ab_takes(), chapter 08's rule for the rest.
-    {"09_swap_ab_split_k", "mnist::swap_ab_split_k::swap_ab_split_k_gemm_kernel", nullptr, false,
-     "mnist::swap_ab_split_k::swap_ab_gemm_kernel", "mnist::swap_ab_split_k::weight_update_kernel"},
+    // 12: its swap-AB kernel (K whole) for what swap_ab_takes(), chapter 10's rule for the rest.
+    {"12_swap_ab", "mnist::swap_ab::swap_ab_gemm_kernel", nullptr, false,
+     "mnist::swap_ab::swap_ab_gemm_kernel"},
+    // 13: chapter 12's kernel where K stays whole, its own where plan_split cuts K.
+    {"13_split_k_in_kernel", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr,
+     false, "mnist::swap_ab::swap_ab_gemm_kernel"},
+    // 14: the weight update for the weight gradients it takes, chapter 13's GEMM for the rest.
+    {"14_weight_update", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
+     "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel"},
     // 15: the persistent training kernel where its rule takes the model (steps_refusal in
     // chapters/15_persistent_step/steps.cuh); chapter 14's GEMMs for everything else.
-    {"15_persistent_step", "mnist::swap_ab_split_k::swap_ab_split_k_gemm_kernel", nullptr, false,
-     "mnist::swap_ab_split_k::swap_ab_gemm_kernel", "mnist::swap_ab_split_k::weight_update_kernel",
+    {"15_persistent_step", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
+     "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel",
      "mnist::persistent_step::persistent_training_kernel"},
     // 16: the on-chip kernel where the model fits on one cluster, chapter 15's kernel where its
     // rule takes the model, chapter 14's GEMMs for everything else.
-    {"16_on_chip", "mnist::swap_ab_split_k::swap_ab_split_k_gemm_kernel", nullptr, false,
-     "mnist::swap_ab_split_k::swap_ab_gemm_kernel", "mnist::swap_ab_split_k::weight_update_kernel",
+    {"16_on_chip", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
+     "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel",
      "mnist::persistent_step::persistent_training_kernel",
      "mnist::on_chip::on_chip_training_kernel"},
 };
 // What chapters 07-10 fall back to, and what the skinny-product chapters fall back to.
 const ChapterKernels& kChapter06 = kChapterKernels[5];
-const ChapterKernels& kChapter08 = kChapterKernels[9];
+const ChapterKernels& kSquareKernels = kChapterKernels[9];
 
 // gemm()'s separate epilogue pass of the chapters that do not fuse it (common/epilogue.cu).
 const char* const kEpiloguePass = "mnist::epilogue_kernel";

@@ -660,7 +660,7 @@ std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const Di
     const SwapAbTile tile = swap_ab_block_tile(
         f.shape, f.op_a, [&](SwapAbTile t) { return swap_ab_blocks_built_for(device, t); });
     if (!(batch <= kMaxBatch && f.operands_aligned && tile.batch != kSwapAbNone.batch)) {
-      return allowed_paths(testing::kChapter08, f, device);
+      return allowed_paths(testing::kSquareKernels, f, device);
     }
     return by_split(swap_ab_split_k(f, device), {chapter.whole_k}, {chapter.kernel});
   }
@@ -682,10 +682,10 @@ std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const Di
 // Every path `chapter` has: each must run at least once over the test.
 std::vector<Path> every_path(const testing::ChapterKernels& chapter) {
   if (chapter.whole_k) {
-    std::vector<Path> paths = every_path(testing::kChapter08);
+    std::vector<Path> paths = every_path(testing::kSquareKernels);
     paths.push_back({chapter.whole_k});
-    paths.push_back({chapter.kernel});
-    paths.push_back({chapter.weight_update});
+    if (std::strcmp(chapter.kernel, chapter.whole_k) != 0) paths.push_back({chapter.kernel});
+    if (chapter.weight_update) paths.push_back({chapter.weight_update});
     return paths;
   }
   if (chapter.tma_dispatch) {
@@ -724,7 +724,10 @@ void check_block_tile(const std::string& what, const DispatchFacts& f,
   const SwapAbTile expected = swap_ab_block_tile(
       f.shape, f.op_a, [&](SwapAbTile t) { return swap_ab_blocks_built_for(device, t); });
   for (const std::string& name : with_arguments) {
-    if (name.find("::swap_ab_split_k::swap_ab_") == std::string::npos) continue;
+    if (name.find("::swap_ab_gemm_kernel<") == std::string::npos &&
+        name.find("::swap_ab_split_k_gemm_kernel<") == std::string::npos) {
+      continue;
+    }
     const size_t close = name.rfind('>');
     const size_t batch_at = name.rfind(' ', close) + 1;
     const int batch = std::atoi(name.c_str() + batch_at);

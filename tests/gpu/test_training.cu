@@ -464,7 +464,7 @@ void test_newest_kernels(const Dataset& data, const ReachModel& model) {
   std::vector<const char*> newest = {chapter.kernel};
   if (chapter.sum_splits) newest.push_back(chapter.sum_splits);
   if (model.whole_k) newest.push_back(chapter.whole_k);
-  if (model.weight_update) newest.push_back(chapter.weight_update);
+  if (model.weight_update && chapter.weight_update) newest.push_back(chapter.weight_update);
   for (const char* kernel : newest) {
     CHECK_MSG(testing::ran(kernels, kernel),
               std::string("a training step of this model runs ") + kernel);
