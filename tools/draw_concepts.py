@@ -103,9 +103,10 @@ CONSTANTS = {
     "store_box_columns": ("chapters/10_tile_scheduler/tma_store.cuh", "kStoreBoxColumns"),
     "store_box_bytes": ("chapters/10_tile_scheduler/gemm.cuh", "kStoreBoxBytes"),
     "store_buffers": ("chapters/10_tile_scheduler/gemm.cuh", "kStoreBuffers"),
-    # chapters/12_swap_ab/dispatch.cuh (drawn by concept_09, the swap AB and split-K figure)
-    "ch12_max_batch": ("chapters/12_swap_ab/dispatch.cuh", "kMaxBatch"),
-    "ch12_max_splits": ("chapters/12_swap_ab/dispatch.cuh", "kMaxSplits"),
+    # chapters/12_swap_ab/tiles.cuh and 13_split_k_in_kernel/split_kernel.cuh (drawn by concept_09,
+    # the swap AB and split-K figure)
+    "ch12_max_batch": ("chapters/12_swap_ab/tiles.cuh", "kMaxBatch"),
+    "ch12_max_splits": ("chapters/13_split_k_in_kernel/split_kernel.cuh", "kMostSplits"),
     # chapters/15_persistent_step/tile.cuh (drawn by concept_10, the persistent step figure)
     "ch15_tile_m": ("chapters/15_persistent_step/tile.cuh", "kTileM"),
     "ch15_tile_n": ("chapters/15_persistent_step/tile.cuh", "kTileN"),
@@ -1646,7 +1647,7 @@ def concept_09(k, figures):
     """Swap AB (the weights on wgmma's M, the batch on its N) and the split-K sum by the last
     block to arrive, in a fixed order, for an example product of the trainer."""
     wm, tile_k, max_batch = k["wgmma_m"], k["tile_k"], k["ch12_max_batch"]
-    dispatch = "chapters/12_swap_ab/dispatch.cuh"
+    dispatch = "chapters/12_swap_ab/tiles.cuh"
     found = re.search(r"constexpr int kBatchTiles\[\] = \{([\d, ]+)\};",
                       open(os.path.join(ROOT, dispatch)).read())
     if not found:
