@@ -16,7 +16,7 @@ constexpr int kDefaultEpochs = 5;
 constexpr int kDefaultBatch = 32;
 constexpr float kDefaultLearningRate = 0.05f;
 constexpr uint64_t kDefaultSeed = 42;
-constexpr int kMaxBatch = 1 << 16;
+constexpr int kMaxBatchOption = 1 << 16;
 constexpr int kMaxEpochs = 1000;
 constexpr int kMaxWidth = 1 << 16;
 constexpr int kMaxSteps = std::numeric_limits<int>::max();
@@ -138,7 +138,7 @@ bool parse_train_options(int argc, char** argv, const std::string& default_data_
     } else if (flag == "--epochs") {
       options.epochs = static_cast<int>(parse_integer(flag, value, 1, kMaxEpochs));
     } else if (flag == "--batch") {
-      options.batch = static_cast<int>(parse_integer(flag, value, 1, kMaxBatch));
+      options.batch = static_cast<int>(parse_integer(flag, value, 1, kMaxBatchOption));
     } else if (flag == "--lr") {
       options.learning_rate = parse_positive_float(flag, value);
     } else if (flag == "--seed") {

@@ -655,11 +655,11 @@ std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const Di
     // and the weight gradients only with a batch tile of theirs (at the blocks per SM an H100
     // runs). Chapter 08's rule for everything else. (An H100 with sm_90a code, as for chapters 07
     // and 08.)
-    constexpr int kMaxBatch = 256;
+    constexpr int kSwapAbMaxBatch = 256;  // swap_ab::kMaxBatch
     const int batch = f.op_a == Op::N ? f.shape.m : f.shape.k;
     const SwapAbTile tile = swap_ab_block_tile(
         f.shape, f.op_a, [&](SwapAbTile t) { return swap_ab_blocks_built_for(device, t); });
-    if (!(batch <= kMaxBatch && f.operands_aligned && tile.batch != kSwapAbNone.batch)) {
+    if (!(batch <= kSwapAbMaxBatch && f.operands_aligned && tile.batch != kSwapAbNone.batch)) {
       return allowed_paths(testing::kSquareKernels, f, device);
     }
     return by_split(swap_ab_split_k(f, device), {chapter.whole_k}, {chapter.kernel});
