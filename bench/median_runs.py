@@ -52,7 +52,7 @@ def positive(text):
 
 def parse_args():
     parser = Parser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("chapter", help="e.g. 08_warp_specialized")
+    parser.add_argument("chapter", help="e.g. 10_tile_scheduler")
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--build-dir", default=Path("build"), type=Path)
     parser.add_argument("--processes", default=3, type=positive)

@@ -30,7 +30,7 @@ struct DeviceCode {
   bool sm90a = false;
 };
 
-// Empty where `chapter` (e.g. "07_wgmma") runs on `gpu` with `code`; otherwise one sentence that
+// Empty where `chapter` (e.g. "07_tma") runs on `gpu` with `code`; otherwise one sentence that
 // says what the chapter needs and what was found.
 inline std::string why_chapter_cannot_run(const std::string& chapter, bool needs_sm90a,
                                           const GpuFacts& gpu, const DeviceCode& code) {

@@ -63,7 +63,7 @@ int main() {
                   {"no code", "cudaErrorNoKernelImageForDevice", "sm_80", chapter});
   }
 
-  for (const char* chapter : {"07_wgmma", "08_warp_specialized"}) {
+  for (const char* chapter : {"07_tma", "10_tile_scheduler"}) {
     const std::string name = chapter;
     check_runs(name + " on an H100, sm_90a",
                why_chapter_cannot_run(chapter, true, kH100, kSm90aCode));

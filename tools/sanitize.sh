@@ -7,7 +7,7 @@
 # Needs a GPU and a build with the chapters in it.
 #   tools/sanitize.sh [BUILD_DIR] [LOG_DIR]     defaults: build, BUILD_DIR/sanitizer
 # SANITIZE_ONLY=REGEX runs only the runs whose label (e.g. initcheck_02_smem_tiling,
-# memcheck_train_08_warp_specialized) matches it, as grep -E does.
+# memcheck_train_10_tile_scheduler) matches it, as grep -E does.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build}

@@ -9,11 +9,11 @@
 # copies' order rotating from one round to the next so that none always runs on the hottest GPU.
 # The benchmark still checks every product against cuBLAS; a patch that leaves C unwritten
 # has to switch that off itself, and then the SASS must show that the work it times was kept
-# (docs/08_warp_specialized.md, "Measured along the way").
+# (docs/10_tile_scheduler.md, "Alternatives measured").
 # Leaves OUT_DIR/squares_ab.tar.gz (OUT_DIR/r/NAME/squares_ROUND.csv, the build and bench
 # logs) and prints tools/squares_summary.py's rows for each copy.
-#   tools/squares_ab.sh "$OUT" 08_warp_specialized 4 old \
-#     three_stages='sed -i "s/kStages = 4; /kStages = 3; /" chapters/08_warp_specialized/gemm.cuh'
+#   tools/squares_ab.sh "$OUT" 10_tile_scheduler 4 old \
+#     three_stages='sed -i "s/kStages = 4; /kStages = 3; /" chapters/10_tile_scheduler/persistent_gemm.cuh'
 set -uo pipefail
 if [ $# -lt 4 ]; then
   echo "error: usage: tools/squares_ab.sh OUT_DIR CHAPTER ROUNDS NAME[=PATCH]..." >&2
@@ -54,7 +54,7 @@ for name in "${names[@]}"; do
   [ -x "$trees/$name/b/bench/bench_gemm_$chapter" ] ||
     { echo "error: $name did not build:"; tail "$out/r/build_$name.txt"; exit 1; }
   # What each copy kept of the tensor-core work: a variant whose results nobody reads can lose
-  # its wgmmas or mmas to ptxas (docs/08_warp_specialized.md), and then times something else.
+  # its wgmmas or mmas to ptxas (docs/10_tile_scheduler.md), and then times something else.
   if command -v cuobjdump >/dev/null; then
     sass=$(cuobjdump -sass "$trees/$name/b/bench/bench_gemm_$chapter")
     echo "$name: $(grep -c 'HGMMA' <<<"$sass") HGMMA, $(grep -c 'HMMA' <<<"$sass") HMMA in the binary"

@@ -6,7 +6,7 @@ timing adds cuBLAS's spread over its own bursts (slowest - fastest, over the med
 over the processes) and the clock's range during the bursts; CSVs of the older timing, one
 implementation after the other, give the ratio with each one timed first and the clock read
 after each case.
-  tools/squares_summary.py OUT/08_warp_specialized/process_*.csv
+  tools/squares_summary.py OUT/10_tile_scheduler/process_*.csv
   tools/squares_summary.py docs/results/ladder/squares_*.csv
 """
 import csv

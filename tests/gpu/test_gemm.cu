@@ -84,7 +84,7 @@ struct Shape {
 // x 264 has more 128 x 256 tiles (153) than an H100 has SMs, so that chapter 08's persistent blocks
 // take a second tile; each side is 8 past a multiple of the tile, and K 8 past a multiple of 64.
 // Chapter 09's batch tiles (the smallest whose tiles all run at once, up to the smallest that holds
-// M; chapters/09_swap_ab_split_k/dispatch.cuh), as an H100 chooses them: M of 1..32 on one tile of
+// M; chapters/12_swap_ab/tiles.cuh), as an H100 chooses them: M of 1..32 on one tile of
 // 32; 40, 96, 100, 200 and 250 on 2 to 8 of them (96 is the last batch of an epoch at batch 256), K
 // whole below 32 K tiles of 64 (256 x 1024 x 1024, 250 x 1000 x 784, 200 x 136 x 64, 250 x 10 x
 // 128, the last two small enough for the mutants' runs) and split from there (32 x 784 x 8192 in
@@ -547,7 +547,7 @@ std::vector<Path> by_split(SplitK split, const Path& whole, const Path& split_pa
   return {};
 }
 
-// Chapter 09's block tiles (chapters/09_swap_ab_split_k/dispatch.cuh), restated as the claim under
+// Chapter 12's block tiles (chapters/12_swap_ab/tiles.cuh), restated as the claim under
 // test: the batch tiles of 128 and 256 have two consumer warpgroups and one block per SM, with 128
 // weight rows per tile, or 64 where the consumers split the batch columns; the smaller ones one
 // consumer, 64 rows, two blocks per SM. The weight gradients (A transposed) have no batch tile of

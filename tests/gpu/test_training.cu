@@ -379,7 +379,7 @@ void test_accuracy(const Dataset& data) {
 // At the sizes above chapters 07 and 08 never reach their own kernels: chapter 06 splits the
 // forward and backward-data products at batch 32 along K, and the weight gradients have K = 32.
 // At batch 256 the weight gradient of a 2048 x 2048 layer (M = N = 2048, K = 256) is one they take
-// (wgmma_takes in chapters/07_wgmma/dispatch.cuh): 4 K tiles of 64, and 256 tiles of 128 x 128,
+// (tma_kernel_takes in chapters/07_tma/dispatch.cuh): 4 K tiles of 64, and 256 tiles of 128 x 128,
 // too many for chapter 06 to split K with at most 3 of its blocks per SM (64 KB of shared memory
 // each). Chapters 05 and 06 split the forward products (32 tiles, K = 784), and 01-04 have one
 // kernel each, so this model reaches every chapter's newest kernels.
@@ -393,7 +393,7 @@ struct ReachModel {
 };
 const ReachModel kReach = {256, {784, 2048, 2048, 10}, 6, false, false};
 // Chapter 09's kernel takes the products with M = batch, and at batch 256 only those with weights
-// of N x K >= 2^21 (chapters/09_swap_ab_split_k/dispatch.cuh). At batch 256, 784-256-8192-10: the
+// of N x K >= 2^21 (chapters/12_swap_ab/tiles.cuh). At batch 256, 784-256-8192-10: the
 // second layer's forward product (N = 8192, K = 256, K whole) and its backward-data product
 // (N = 256, K = 8192, K split); at batch 32, 784-2048-2048-10, where chapters 07 and 08 never
 // reach theirs (K split in 5), and whose weight gradients but the output layer's (M = 10: rows of
