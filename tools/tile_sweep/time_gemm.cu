@@ -108,6 +108,7 @@ int main(int argc, char** argv) {
   try {
     if (argc < 5 || (argc - 1) % 4 != 0)
       throw std::invalid_argument("usage: time_gemm M N K OPS ...");
+    if (!chapter_unsupported_here().empty()) throw std::runtime_error(chapter_unsupported_here());
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreate(&stream));
     float* workspace;
