@@ -1643,7 +1643,7 @@ def concept_11_clusters(k, figures):
     canvas.save(figures, "concept_11_clusters.png")
 
 
-def concept_09(k, figures):
+def concept_12(k, figures):
     """Swap AB (the weights on wgmma's M, the batch on its N) and the split-K sum by the last
     block to arrive, in a fixed order, for an example product of the trainer."""
     wm, tile_k, max_batch = k["wgmma_m"], k["tile_k"], k["ch12_max_batch"]
@@ -1651,13 +1651,13 @@ def concept_09(k, figures):
     found = re.search(r"constexpr int kBatchTiles\[\] = \{([\d, ]+)\};",
                       open(os.path.join(ROOT, dispatch)).read())
     if not found:
-        error(f"{dispatch}: no constexpr int kBatchTiles[] = {{...}}; for concept_09")
+        error(f"{dispatch}: no constexpr int kBatchTiles[] = {{...}}; for concept_12")
     batch_tiles = [int(v) for v in found.group(1).split(",")]
     batch, outputs, inputs, splits = 32, 512, 1024, 4  # the example: Y = X W^T at batch 32
     if splits > k["ch12_max_splits"] or batch > max_batch or batch not in batch_tiles:
-        error("concept_09: the example no longer fits chapter 09's limits")
+        error("concept_12: the example no longer fits chapters 12 and 13's limits")
     tiles = outputs // wm
-    canvas = Canvas(1400, 760, "Chapter 09: the batch on wgmma's N, and K split inside the "
+    canvas = Canvas(1400, 760, "Chapters 12 and 13: the batch on wgmma's N, and K split inside the "
                                "kernel")
 
     # Left: C and C^T.
@@ -1668,7 +1668,7 @@ def concept_09(k, figures):
     cy = y0 + 50
     matrix_label(canvas, x0, cy, cw, ch, f"C = Y: {batch} x {outputs}", C_COLOR)
     rows08 = k["ch09_block_tile_m"]
-    canvas.text(x0, cy + ch + 22, f"a block tile of chapter 08 ({rows08} rows of C) would hold "
+    canvas.text(x0, cy + ch + 22, f"a block tile of chapter 10 ({rows08} rows of C) would hold "
                 f"{batch} rows of batch and {rows08 - batch} of nothing", size=10)
     tx, ty, tw, th = x0 + 70, cy + 110, ch, cw  # C^T: outputs x batch, drawn 400 tall
     matrix_label(canvas, tx, ty, tw, th, "C^T", C_COLOR)
@@ -1735,10 +1735,10 @@ def concept_09(k, figures):
                 color=GRID)
     canvas.text(rx, 738, "illustrations; plan_split picks the splits of each product.", size=10,
                 color=GRID)
-    canvas.save(figures, "concept_09_swap_ab_split_k.png")
+    canvas.save(figures, "concept_12_swap_ab_split_k.png")
 
 
-# The measurements concept_10 draws to scale: the files and the rows it reads.
+# The measurements concept_15 draws to scale: the files and the rows it reads.
 CH10_PHASES = "docs/results/session11/chapter10_sync/phases_side_by_side.csv"
 CH10_SYNC = "docs/results/session11/chapter10_sync/sync_costs.csv"
 CH09_STEPS = "docs/results/comparison_09_10/steps_last_epoch.csv"
@@ -1758,8 +1758,8 @@ def read_rows(path, **where):
     return rows
 
 
-def concept_10(k, figures):
-    """One step of chapter 09's CUDA graph against one of chapter 10's persistent kernel, on one
+def concept_15(k, figures):
+    """One step of chapter 14's CUDA graph against one of chapter 15's persistent kernel, on one
     time axis, from the measurements: the step times, the graph node and the grid barrier from
     bench/sync_costs, the phases read with clock64 (784-128-128-128-10 at batch 32)."""
     tile_m, tile_n = k["ch15_tile_m"], k["ch15_tile_n"]
@@ -1787,10 +1787,10 @@ def concept_10(k, figures):
         units += sum(tiles(hidden[u + 1], hidden[u]) for u in updates)
         busy.append(units)
     if len(busy) != len(phases):
-        error(f"concept_10: {len(phases)} phases in {CH10_PHASES}, {len(busy)} in the model")
+        error(f"concept_15: {len(phases)} phases in {CH10_PHASES}, {len(busy)} in the model")
 
     rows_drawn, row_h, x0, scale = 6, 22, 150, 19.0  # scale: pixels per microsecond
-    canvas = Canvas(1400, 700, "Chapter 10: one launch for every step, grid barriers between "
+    canvas = Canvas(1400, 700, "Chapter 15: one launch for every step, grid barriers between "
                                "its phases")
 
     def timeline(y, label, sub):
@@ -1800,9 +1800,9 @@ def concept_10(k, figures):
             canvas.text(x0 - 10, y + b * row_h + row_h / 2, f"block {b}", size=10, ha="right")
         canvas.text(x0 - 10, y + rows_drawn * row_h + 10, "...", size=10, ha="right")
 
-    # Chapter 09: a kernel per piece of the step, a graph node's drain and start between them.
+    # Chapter 14: a kernel per piece of the step, a graph node's drain and start between them.
     y9 = 110
-    timeline(y9, "Chapter 09, a step as a CUDA graph:",
+    timeline(y9, "Chapter 14, a step as a CUDA graph:",
              f"{kernels} kernels, {ch09_us:.1f} µs a step (measured, {ch09['date']}); each kernel "
              f"drawn the same length, {node_us:.2f} µs of it between kernels (an empty graph "
              "node, bench/sync_costs)")
@@ -1815,9 +1815,9 @@ def concept_10(k, figures):
             canvas.rect(start + node_us * scale, y9 + b * row_h + 3, (slot - node_us) * scale,
                         row_h - 6, face=tint(MMA_COLOR, 0.45), edge=MMA_COLOR, lw=0.6)
 
-    # Chapter 10: phases, each the tiles of its products, a barrier at its end.
+    # Chapter 15: phases, each the tiles of its products, a barrier at its end.
     y10 = 350
-    timeline(y10, "Chapter 10, the persistent step:",
+    timeline(y10, "Chapter 15, the persistent step:",
              f"{len(phases)} phases, {ch10_us:.1f} µs a step (clock64 per phase, 2026-11-24); "
              f"{CH10_BLOCKS} blocks, a grid barrier of {barrier_us:.2f} µs after each phase")
     t = 0.0
@@ -1864,7 +1864,7 @@ def concept_10(k, figures):
     canvas.text(x0, ya + 112, "Not measured: how a phase's or a kernel's time divides among "
                 "its blocks; each busy block is drawn for the whole phase less the barrier.",
                 size=11)
-    canvas.save(figures, "concept_10_persistent.png")
+    canvas.save(figures, "concept_15_persistent_step.png")
 
 
 def main():
@@ -1883,10 +1883,8 @@ def main():
     concept_09_roles(k, figures)
     concept_10_tile_scheduler(k, read_sm_count(), figures)
     concept_11_clusters(k, figures)
-    # The swap AB and split-K figure (chapters/12_swap_ab) and the persistent step's
-    # (chapters/15_persistent_step), under their former chapters' names for now.
-    concept_09(k, figures)
-    concept_10(k, figures)
+    concept_12(k, figures)
+    concept_15(k, figures)
 
 
 if __name__ == "__main__":

@@ -7,10 +7,9 @@
 #                             four in comparison_09_10/ (docs/results/comparison_09_10/)
 #   tools/draw_concepts.py    concept_01_naive.png ... concept_11_clusters.png (the chapters'
 #                             headers; chapter 11's once chapters/11_clusters exists, skipped
-#                             with a line saying so before), concept_09_swap_ab_split_k.png
-#                             (chapters/12_swap_ab) and concept_10_persistent.png
-#                             (chapters/15_persistent_step, docs/results/session11/ and
-#                             comparison_09_10/)
+#                             with a line saying so before), concept_12_swap_ab_split_k.png
+#                             (chapters 12 and 13) and concept_15_persistent_step.png
+#                             (chapter 15, docs/results/session11/ and comparison_09_10/)
 # Usage: tools/figures.sh [FIGURES_DIR]    (default: docs/figures)
 # Python: the first of /usr/bin/python3 (Debian's, where python3-seaborn installs) and python3
 # that imports seaborn, pandas, matplotlib and numpy.
