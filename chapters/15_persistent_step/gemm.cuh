@@ -19,7 +19,7 @@
 // chapter 14's GEMMs elsewhere and for every product outside the kernel (the evaluation).
 #pragma once
 
-#include "14_weight_update/gemm.cuh"
+#include "14_weight_update/weight_update.cuh"
 #include "15_persistent_step/steps.cuh"
 #include "gemm_interface.cuh"
 #include "step_interface.cuh"
@@ -29,12 +29,12 @@ namespace mnist::persistent_step {
 // Chapter 14's GEMMs outside the persistent kernel: they fuse the epilogue, a step trained one at a
 // time is replayed as a CUDA graph, and they need sm_90a (the persistent kernel itself needs only
 // mma.sync, cp.async and a cooperative launch).
-constexpr bool kFusedEpilogue = weight_update::kFusedEpilogue;
-constexpr bool kReplayStepAsGraph = weight_update::kReplayStepAsGraph;
-constexpr bool kNeedsSm90a = weight_update::kNeedsSm90a;
+constexpr bool kFusedEpilogue = true;
+constexpr bool kReplayStepAsGraph = true;
+constexpr bool kNeedsSm90a = true;
 
 inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
-  weight_update::launch_gemm(p, stream);
+  weight_update::launch_weight_update_or_fall_back(p, stream);
 }
 
 // All the steps of a train() call in one launch, where steps_refusal() takes the model.
