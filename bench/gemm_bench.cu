@@ -126,7 +126,7 @@ double run_burst(const Burst& burst, const Events& events, cudaStream_t stream, 
   CUDA_CHECK(cudaEventRecord(events.start, stream));
   for (int r = 0; r < burst.replays; ++r) CUDA_CHECK(cudaGraphLaunch(burst.replay, stream));
   CUDA_CHECK(cudaEventRecord(events.stop, stream));
-  clock.add(query_gpu().sm_clock_mhz);
+  clock.add(sm_clock_mhz());
   CUDA_CHECK(cudaEventSynchronize(events.stop));
   float ms = 0;
   CUDA_CHECK(cudaEventElapsedTime(&ms, events.start, events.stop));
@@ -317,10 +317,10 @@ int run(int argc, char** argv) {
     std::fflush(stdout);
     if (csv) {
       // The clock at the end of this case: it can drop over a long run as the GPU heats up.
-      const int sm_clock_mhz = query_gpu().sm_clock_mhz;
-      csv << date << ",\"" << gpu.name << "\"," << sm_clock_mhz << ',' << gpu.max_sm_clock_mhz
-          << ',' << gpu.driver << ',' << gpu.runtime_version << ',' << chapter_name() << ','
-          << cs.name << ',' << cs.m << ',' << cs.n << ',' << cs.k << ',' << op_name(cs.ops.a) << ','
+      const int clock_mhz = sm_clock_mhz();
+      csv << date << ",\"" << gpu.name << "\"," << clock_mhz << ',' << gpu.max_sm_clock_mhz << ','
+          << gpu.driver << ',' << gpu.runtime_version << ',' << chapter_name() << ',' << cs.name
+          << ',' << cs.m << ',' << cs.n << ',' << cs.k << ',' << op_name(cs.ops.a) << ','
           << op_name(cs.ops.b) << ',' << mine.host_ms << ',' << tflops(mine.host_ms) << ','
           << theirs.host_ms << ',' << tflops(theirs.host_ms) << ',' << theirs.host_ms / mine.host_ms
           << ',' << mine.graph_ms << ',' << tflops(mine.graph_ms) << ',' << theirs.graph_ms << ','
@@ -329,7 +329,7 @@ int run(int argc, char** argv) {
           << timed.clock.min_mhz << ',' << timed.clock.max_mhz << '\n';
     }
   }
-  std::printf("SM clock after the run: %d MHz\n", query_gpu().sm_clock_mhz);
+  std::printf("SM clock after the run: %d MHz\n", sm_clock_mhz());
   CUDA_CHECK(cudaEventDestroy(events.start));
   CUDA_CHECK(cudaEventDestroy(events.stop));
   CUDA_CHECK(cudaStreamDestroy(stream));

@@ -13,7 +13,8 @@ namespace mnist {
 namespace {
 
 // NVML is opened at run time so that nothing links against the driver: the build works on
-// machines without one, and a missing NVML only leaves the clock fields unknown.
+// machines without one, and a missing NVML only leaves the clock fields unknown. Opened and
+// initialised once per process (nvml()): a benchmark reads the clock after every burst.
 struct Nvml {
   using Init = int (*)();
   using Handle = int (*)(unsigned, void**);
@@ -21,26 +22,47 @@ struct Nvml {
   using Version = int (*)(char*, unsigned);
   static constexpr int kClockSm = 1;  // NVML_CLOCK_SM
 
-  void read(GpuInfo& info, int device) const {
+  Handle handle_of = nullptr;
+  Clock clock = nullptr, max_clock = nullptr;
+  Version version = nullptr;
+  bool ready = false;
+
+  Nvml() {
     void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return;
     auto init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
-    auto handle_of = reinterpret_cast<Handle>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
-    auto clock = reinterpret_cast<Clock>(dlsym(lib, "nvmlDeviceGetClockInfo"));
-    auto max_clock = reinterpret_cast<Clock>(dlsym(lib, "nvmlDeviceGetMaxClockInfo"));
-    auto version = reinterpret_cast<Version>(dlsym(lib, "nvmlSystemGetDriverVersion"));
-    void* handle = nullptr;
-    unsigned mhz = 0;
+    handle_of = reinterpret_cast<Handle>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+    clock = reinterpret_cast<Clock>(dlsym(lib, "nvmlDeviceGetClockInfo"));
+    max_clock = reinterpret_cast<Clock>(dlsym(lib, "nvmlDeviceGetMaxClockInfo"));
+    version = reinterpret_cast<Version>(dlsym(lib, "nvmlSystemGetDriverVersion"));
+    ready = init && handle_of && init() == 0;
+  }
+
+  // The device's NVML handle, or null.
+  void* handle(int device) const {
+    void* h = nullptr;
+    return ready && handle_of(device, &h) == 0 ? h : nullptr;
+  }
+
+  // A clock in MHz through `read` (clock or max_clock), -1 where NVML gives none.
+  static int mhz(Clock read, void* handle) {
+    unsigned value = 0;
+    return handle && read && read(handle, kClockSm, &value) == 0 ? static_cast<int>(value) : -1;
+  }
+
+  void read(GpuInfo& info, int device) const {
+    void* const h = handle(device);
+    info.sm_clock_mhz = mhz(clock, h);
+    info.max_sm_clock_mhz = mhz(max_clock, h);
     char text[96] = {};
-    if (init && handle_of && init() == 0 && handle_of(device, &handle) == 0) {
-      if (clock && clock(handle, kClockSm, &mhz) == 0) info.sm_clock_mhz = static_cast<int>(mhz);
-      if (max_clock && max_clock(handle, kClockSm, &mhz) == 0) {
-        info.max_sm_clock_mhz = static_cast<int>(mhz);
-      }
-      if (version && version(text, sizeof text) == 0) info.driver = text;
-    }
+    if (h && version && version(text, sizeof text) == 0) info.driver = text;
   }
 };
+
+const Nvml& nvml() {
+  static const Nvml instance;
+  return instance;
+}
 
 }  // namespace
 
@@ -66,8 +88,14 @@ GpuInfo query_gpu() {
   info.driver = "unknown";
   CUDA_CHECK(cudaDriverGetVersion(&info.driver_version));
   CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
-  Nvml{}.read(info, device);
+  nvml().read(info, device);
   return info;
+}
+
+int sm_clock_mhz() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) return -1;
+  return Nvml::mhz(nvml().clock, nvml().handle(device));
 }
 
 std::string describe(const GpuInfo& info) {

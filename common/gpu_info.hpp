@@ -19,6 +19,9 @@ struct GpuInfo {
 bool gpu_available();
 // Throws CudaError "no CUDA-capable GPU found: ..." when there is none.
 GpuInfo query_gpu();
+// The current SM clock of the current device from NVML, -1 when NVML is unavailable: what
+// query_gpu() reads, without the rest.
+int sm_clock_mhz();
 // One line: name, SMs, clocks, driver, CUDA.
 std::string describe(const GpuInfo& info);
 // Device-to-device cudaMemcpy bandwidth in GB/s (bytes read + bytes written, per second): the
