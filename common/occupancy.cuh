@@ -36,7 +36,7 @@ int resident_blocks(Kernel kernel, int threads, int smem_bytes) {
   return multiprocessors() * per_sm;
 }
 
-// A launch in thread block clusters of `cluster_blocks` blocks along x (chapter 16's on-chip
+// A launch in thread block clusters of `cluster_blocks` blocks along x (chapter 18's on-chip
 // step): the configuration cudaLaunchKernelEx and cudaOccupancyMaxActiveClusters take. Not
 // copyable: the configuration points at its own attribute.
 struct ClusterLaunch {

@@ -25,8 +25,8 @@
 
 #include "04_cp_async/cp_async.cuh"
 #include "07_tma/tma.cuh"
-#include "16_on_chip/cluster.cuh"
-#include "16_on_chip/layout.cuh"
+#include "18_on_chip/cluster.cuh"
+#include "18_on_chip/layout.cuh"
 #include "cuda_check.cuh"
 #include "dataset.hpp"
 #include "mlp_device.cuh"

@@ -1,4 +1,4 @@
-// Chapter 16: the model on chip. Where a small model fits in the shared memory of one thread block
+// Chapter 18: the model on chip. Where a small model fits in the shared memory of one thread block
 // cluster, one cluster trains it there, the blocks handing each other their results through
 // distributed shared memory instead of meeting at grid barriers in L2 (on_chip.cuh).
 //
@@ -15,8 +15,8 @@
 
 #include "14_weight_update/weight_update.cuh"
 #include "15_persistent_step/steps.cuh"
-#include "16_on_chip/layout.cuh"
-#include "16_on_chip/on_chip.cuh"
+#include "18_on_chip/layout.cuh"
+#include "18_on_chip/on_chip.cuh"
 #include "gemm_interface.cuh"
 #include "step_interface.cuh"
 

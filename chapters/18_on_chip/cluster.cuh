@@ -14,7 +14,7 @@
 
 #include "03_mma_sync/mma.cuh"
 #include "07_tma/tma.cuh"
-#include "16_on_chip/layout.cuh"
+#include "18_on_chip/layout.cuh"
 #include "dataset.hpp"
 #include "mlp_device.cuh"
 
