@@ -114,7 +114,7 @@ CONSTANTS = {
 # The epilogue kinds and their one-line descriptions: the enum's comments.
 EPILOGUE_HEADER = "common/gemm_interface.cuh"
 # SMs of the GPU the results were measured on, as the bench logged it ("..., 132 SMs, ...").
-SM_LOG = "docs/results/ladder/run_log_check_bench.txt"
+SM_LOG = "docs/results/gemm/logs/bench_01_08.txt"
 
 DPI = 100
 # Okabe and Ito's colour-blind-safe palette, one meaning per colour throughout.

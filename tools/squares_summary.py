@@ -7,7 +7,7 @@ over the processes) and the clock's range during the bursts; CSVs of the older t
 implementation after the other, give the ratio with each one timed first and the clock read
 after each case.
   tools/squares_summary.py OUT/10_tile_scheduler/process_*.csv
-  tools/squares_summary.py docs/results/ladder/squares_*.csv
+  tools/squares_summary.py docs/results/gemm/six_processes/squares_*.csv
 """
 import csv
 import statistics

@@ -56,7 +56,7 @@ constexpr uint64_t kSeed = 42;
 // flips grow over the steps. Early on they are small, and a wrong gradient, learning rate or
 // batch order is not; later the bound only catches drift and divergence (the 10% learning-rate
 // control itself comes within 0.05 there). Measured on an H100 on 2026-11-23 (every chapter's
-// training test, docs/results/session9/run_log_tests.txt), steps 1-100 / 1-400:
+// training test, docs/results/tests/training_tests.txt), steps 1-100 / 1-400:
 //   01, 02: 2.4e-3 / 5.1e-2    03, 04: 6.9e-3 / 3.0e-2    05-08: 4.5e-3 / 1.8e-2
 // and the lr x 1.1 control 0.30-0.31 over steps 1-100 in every chapter. One bound serves them all:
 // 0.02 is 3 times the largest chapter's early gap and 15 times below the control. Chapters that
@@ -399,7 +399,7 @@ const ReachModel kReach = {256, {784, 2048, 2048, 10}, 6, false, false};
 // reach theirs (K split in 5), and whose weight gradients but the output layer's (M = 10: rows of
 // dY that TMA cannot read) go to the weight update (K = 32). The first model runs 2 steps: the
 // float64 and mirrored references (below) are 1.2e-5 apart over steps 1-2 and 2.8e-5 by step 4 at
-// this width (docs/results/session10/reference_gaps.txt).
+// this width (docs/results/tests/reference_gaps/b256_h512.txt).
 const ReachModel kSwapAbReach[] = {{256, {784, 256, 8192, 10}, 2, true, false},
                                    {32, {784, 2048, 2048, 10}, 6, false, true}};
 // Largest |GPU loss - reference loss| accepted over those steps. Measured on the CPU
@@ -408,8 +408,8 @@ const ReachModel kSwapAbReach[] = {{256, {784, 256, 8192, 10}, 2, true, false},
 // of kReach: the effect of all those roundings together. The GPU differs from the mirrored
 // reference only where its fp32 sums, added in another order, round an fp16 value the other way, a
 // small fraction of them, so its gap should stay below that; we allow 3 times as much. Measured
-// on an H100 on 2026-11-23 (docs/results/session9/run_log_tests.txt): 2.7e-6 (01, 02), 5.1e-6
-// (03, 04), 3.3e-6 (05-08); chapter 09 (docs/results/ch09/test_training_09.txt, before its
+// on an H100 on 2026-11-23 (docs/results/tests/training_tests.txt): 2.7e-6 (01, 02), 5.1e-6
+// (03, 04), 3.3e-6 (05-08); chapter 09 (docs/results/tests/training_09.txt, before its
 // dispatch rule left batch 256 below N = 8192 to chapter 08) 7.2e-6 at batch 256 and 2.0e-5 at
 // batch 32. The control, a reference with a 10% larger learning rate, is 5.1e-3 away at step 2
 // and 2.5e-2 at step 6, 250 times the bound. At batch 32 (on the CPU, 2026-11-24): float64 and
@@ -484,9 +484,9 @@ void test_newest_kernels(const Dataset& data, const ReachModel& model) {
 //   outside it (kReach, batch 256 x hidden 2048): the chapter's own launch is not kPersistent,
 //     and forcing it is refused with the rule's line. test_newest_kernels shows chapter 14's
 //     kernels training models a step at a time (kSwapAbReach, launched from the host).
-// Measured on the CPU (2026-11-23, docs/results/ch10/reference_gaps.txt), the float64 and mirrored
+// Measured on the CPU (2026-11-23, docs/results/tests/reference_gaps/10_persistent_step.txt), the float64 and mirrored
 // references differ by at most 1.4e-4 over 20 steps at batch 32, 784-128-128-128-10; 1.8e-5 over
-// 6 steps at batch 256, 784-512-512-10 (docs/results/session10/reference_gaps.txt); 9.8e-5 over 6
+// 6 steps at batch 256, 784-512-512-10 (docs/results/tests/reference_gaps/b256_h512.txt); 9.8e-5 over 6
 // steps at batch 37, 784-100-37-10 (widths that allow no 16-byte copies and no paired epilogue, a
 // batch that fills no tile); 9.7e-5 over 2 steps at batch 1, 784-60-10. The lr x 1.1 control is by
 // then 3.2e-3, 1.2e-2, 3.9e-3 and 4.1e-2 away (at batch 32 it is still 7.3e-4 at step 6: hence 20
@@ -498,10 +498,10 @@ void test_newest_kernels(const Dataset& data, const ReachModel& model) {
 // over its 12 steps, its control 1.9e-3 away (docs/results/session14/on_chip/call6_final). At
 // batch 128, 784-1024-1024-10 (the widest the rule takes since session 24, at the most tiles it
 // takes there, 4 x 32 = 128), the references are 2.1e-5 apart over 6 steps, the control 2.2e-3
-// away at step 2 (docs/results/session24/reference_gaps.txt). At
+// away at step 2 (docs/results/tests/reference_gaps/b128_h1024.txt). At
 // batch 40, 784-1000-1000-10 (added 2026-11-24 with the 64 x 64 tile of the weight gradients, which
 // it reaches with a tail in each dimension) they are 7.5e-5 apart over 6 steps, the control 1.8e-3
-// away at step 2 (docs/results/session19/reference_gaps.txt).
+// away at step 2 (docs/results/tests/reference_gaps/b128_h1024_early.txt).
 constexpr double kPersistentTolerance = 5e-4;
 struct PersistentCase {
   int batch;
