@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tools/ab_train.sh with stand-in trainers (no GPU, no build): A at 40 us a step, B at 30, each
+# maint/ab_train.sh with stand-in trainers (no GPU, no build): A at 40 us a step, B at 30, each
 # three times as slow in its first epoch, which the summary leaves out, so it must say 40, 30 and
 # 0.750; the order of A and B alternates between repetitions; a third tree, C at 20, gives 0.500
 # and the order of the three rotates; a trainer that fails, a shape that is not BATCHxHIDDEN and

@@ -2,7 +2,7 @@
 // would report: the decision behind the trainers' one-line refusal and the GPU tests' SKIP, which
 // a machine without a GPU, or with only an H100, never reaches. The GPU side (what the device says
 // its code was compiled for) is checked on an H100 with a compute_80 build:
-// tools/check_portable.sh.
+// maint/check_portable.sh.
 #include <initializer_list>
 #include <string>
 

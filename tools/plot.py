@@ -3,8 +3,9 @@
 
     python3 tools/plot.py [RESULTS_DIR] [FIGURES_DIR]
 
-Reads only CSVs: <chapter>_steps.csv written by the trainers (--out-dir), gemm_<chapter>.csv
-written by bench_gemm_<chapter> (--csv), and 06_fused_step/epilogue_versions.csv (ms per step of
+Reads only CSVs: training/<chapter>_steps.csv.gz and training/<chapter>_epochs.csv written by the
+trainers (--out-dir; the steps gzipped), gemm/gemm_<chapter>.csv written by bench_gemm_<chapter>
+(--csv), and alternatives/06_fused_step/epilogue_versions.csv (ms per step of
 each version of chapter 06's epilogue, taken from the run logs it names). Writes:
   loss_curves.png        the reference chapter's loss over the whole run, and every other
                          chapter's difference from it (chapters equal at every step drawn once;
@@ -40,7 +41,7 @@ def read_all(pattern):
 
 
 def loss_curves(results, figures):
-    steps = read_all(os.path.join(results, "*_steps.csv"))
+    steps = read_all(os.path.join(results, "training", "*_steps.csv.gz"))
     if steps is None:
         return
     curves = {chapter: rows.set_index("step")["loss"].sort_index()
@@ -48,7 +49,7 @@ def loss_curves(results, figures):
     epoch_steps = int(steps[steps["epoch"] == steps["epoch"].min()]["step"].max())
     title = f"Training loss over {steps['epoch'].nunique()} epochs"
     # The model, batch and GPU from the runs' epoch CSVs, where there are any.
-    epochs = read_all(os.path.join(results, "*_epochs.csv"))
+    epochs = read_all(os.path.join(results, "training", "*_epochs.csv"))
     if epochs is not None:
         join = lambda column: " / ".join(str(v) for v in sorted(epochs[column].unique()))  # noqa
         title += (f", {join('layers')}, batch {join('batch')}, same initial weights and batch "
@@ -59,7 +60,7 @@ def loss_curves(results, figures):
 
 
 def gemm_throughput(results, figures):
-    gemm = read_all(os.path.join(results, "gemm_*.csv"))
+    gemm = read_all(os.path.join(results, "gemm", "gemm_*.csv"))
     if gemm is None:
         return
     # CUDA-graph replay times where the bench recorded them: the GPU's time without launch gaps.
@@ -116,7 +117,7 @@ def gemm_throughput(results, figures):
 
 
 def epilogue_versions(results, figures):
-    path = os.path.join(results, "06_fused_step", "epilogue_versions.csv")
+    path = os.path.join(results, "alternatives", "06_fused_step", "epilogue_versions.csv")
     if not os.path.exists(path):
         return
     versions = pd.read_csv(path)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The square cases of several benchmark processes (bench/median_runs.py, tools/squares_ab.sh), as
+"""The square cases of several benchmark processes (bench/median_runs.py, maint/squares_ab.sh), as
 one markdown table per chapter: median TFLOP/s of the chapter and of cuBLAS (CUDA-graph timing)
 over the processes, cuBLAS's range over them, the median ratio, and the SM clock. Interleaved
 timing adds cuBLAS's spread over its own bursts (slowest - fastest, over the median, the median

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# What a GPU session needs, on the device machine, in parts that each fit one call (10 minutes);
-# a part after the first reuses the build when the machine is still the same one.
-#   tools/device_run.sh OUT_DIR check                build, every test, resource usage and SASS
-#   tools/device_run.sh OUT_DIR tests SUITE...       `meson test --suite SUITE` for each suite
-#   tools/device_run.sh OUT_DIR sanitize             tools/sanitize.sh on every chapter
-#   tools/device_run.sh OUT_DIR bench CHAPTER...     the GEMM benchmark of each chapter
-#   tools/device_run.sh OUT_DIR squares CHAPTER...   the square cases only, in 3 processes, and
+# A batch of GPU work on a remote GPU host, in parts that each fit a short job; a part after the
+# first reuses the build when it runs on the same host.
+#   maint/device_run.sh OUT_DIR check                build, every test, resource usage and SASS
+#   maint/device_run.sh OUT_DIR tests SUITE...       `meson test --suite SUITE` for each suite
+#   maint/device_run.sh OUT_DIR sanitize             tools/sanitize.sh on every chapter
+#   maint/device_run.sh OUT_DIR bench CHAPTER...     the GEMM benchmark of each chapter
+#   maint/device_run.sh OUT_DIR squares CHAPTER...   the square cases only, in 3 processes, and
 #                                                    their medians (bench/median_runs.py)
-#   tools/device_run.sh OUT_DIR train CHAPTER...     the default model (5 epochs) of each chapter
-#   tools/device_run.sh OUT_DIR train-graph CHAPTER...  the same, the step replayed as a CUDA graph
+#   maint/device_run.sh OUT_DIR train CHAPTER...     the default model (5 epochs) of each chapter
+#   maint/device_run.sh OUT_DIR train-graph CHAPTER...  the same, the step replayed as a CUDA graph
 #                                                    (--launch graph), CSVs in runs_graph/
-#   tools/device_run.sh OUT_DIR mutate [NAME...]     tools/mutate.sh: a test must fail for each bug
-# Several parts may follow each other: tools/device_run.sh OUT check -- bench 02_smem_tiling.
-# Expects MNIST as .device/mnist-gz/*.gz (carry that folder; the raw files are too big to carry).
+#   maint/device_run.sh OUT_DIR mutate [NAME...]     tools/mutate.sh: a test must fail for each bug
+# Several parts may follow each other: maint/device_run.sh OUT check -- bench 02_smem_tiling.
+# MNIST: data/fetch.sh fetches it; on a host without network, set MNIST_GZ_DIR to a folder of the
+# four gzipped IDX files copied there.
 # Leaves OUT_DIR/log.txt (everything printed) and OUT_DIR/results.tar.gz (CSVs, logs, SASS).
 set -uo pipefail
 out=$1
@@ -36,7 +37,9 @@ nvcc --version | tail -n 1
 
 step "data and build"
 mkdir -p data/mnist
-for f in .device/mnist-gz/*.gz; do gunzip -c "$f" >"data/mnist/$(basename "${f%.gz}")"; done
+if [ -n "${MNIST_GZ_DIR:-}" ]; then
+  for f in "$MNIST_GZ_DIR"/*.gz; do gunzip -c "$f" >"data/mnist/$(basename "${f%.gz}")"; done
+fi
 data/fetch.sh mnist || exit 1
 [ -f "$build/build.ninja" ] || "${meson_cmd[@]}" setup "$build" >/dev/null || exit 1
 ninja -C "$build" | tail -n 1 || exit 1

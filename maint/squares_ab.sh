@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One chapter's square products in several variants of this checkout, timed against each other in
-# one device call (the A/B loop of docs/results/session15 and session16, made a tool):
-#   tools/squares_ab.sh OUT_DIR CHAPTER ROUNDS NAME[=PATCH]...
-# Each NAME is a copy of the working tree in build-ab/NAME (build folders, data/mnist and .device
-# left out), changed by PATCH, a shell command run at the copy's root (none: the tree as it is);
+# one job on a GPU host:
+#   maint/squares_ab.sh OUT_DIR CHAPTER ROUNDS NAME[=PATCH]...
+# Each NAME is a copy of the working tree in build-ab/NAME (build folders, data/mnist and hidden
+# folders left out), changed by PATCH, a shell command run at the copy's root (none: the tree as it is);
 # bench_gemm_CHAPTER is built in every copy at once. Then ROUNDS rounds, each running every copy's
 # `bench_gemm_CHAPTER --only square` once (the benchmark interleaves the chapter with cuBLAS), the
 # copies' order rotating from one round to the next so that none always runs on the hottest GPU.
@@ -12,11 +12,11 @@
 # (docs/10_tile_scheduler.md, "Alternatives measured").
 # Leaves OUT_DIR/squares_ab.tar.gz (OUT_DIR/r/NAME/squares_ROUND.csv, the build and bench
 # logs) and prints tools/squares_summary.py's rows for each copy.
-#   tools/squares_ab.sh "$OUT" 10_tile_scheduler 4 old \
+#   maint/squares_ab.sh "$OUT" 10_tile_scheduler 4 old \
 #     three_stages='sed -i "s/kStages = 4; /kStages = 3; /" chapters/10_tile_scheduler/persistent_gemm.cuh'
 set -uo pipefail
 if [ $# -lt 4 ]; then
-  echo "error: usage: tools/squares_ab.sh OUT_DIR CHAPTER ROUNDS NAME[=PATCH]..." >&2
+  echo "error: usage: maint/squares_ab.sh OUT_DIR CHAPTER ROUNDS NAME[=PATCH]..." >&2
   exit 2
 fi
 out=$1 chapter=$2 rounds=$3
@@ -38,7 +38,7 @@ for spec in "$@"; do
   [ "$name" != "$spec" ] && patch=${spec#*=}
   names+=("$name")
   rm -rf "${trees:?}/$name" && mkdir -p "$trees/$name" "$out/r/$name"
-  tar -cf - --exclude=./.device --exclude=./data/mnist --exclude='./build*' . |
+  tar -cf - --exclude='./.[!.]*' --exclude=./data/mnist --exclude='./build*' . |
     tar -xf - -C "$trees/$name"
   if [ -n "$patch" ]; then
     (cd "$trees/$name" && bash -c "$patch") >"$out/r/patch_$name.txt" 2>&1 ||

@@ -3,8 +3,8 @@
 # both built, then run alternately, A first on odd repetitions and B first on even ones (the
 # second of two runs meets a hotter GPU), every run a fresh process of EPOCHS epochs without
 # evaluation. A claim that B is faster than A then rests on one call, as docs/conventions.md asks.
-#   tools/ab_train.sh OUT CHAPTER A_DIR B_DIR [C_DIR...] BATCHxHIDDEN...
-#   e.g. git worktree add /tmp/main main; tools/ab_train.sh OUT 15_persistent_step /tmp/main . \
+#   maint/ab_train.sh OUT CHAPTER A_DIR B_DIR [C_DIR...] BATCHxHIDDEN...
+#   e.g. git worktree add /tmp/main main; maint/ab_train.sh OUT 15_persistent_step /tmp/main . \
 #          32x128 256x128 32x512
 # More than two trees (variants c, d, ... in the order given) are run in turn too, the order
 # rotating by one each repetition, and each is compared with A.
@@ -15,7 +15,7 @@
 # under OUT.
 set -uo pipefail
 if [ $# -lt 5 ]; then
-  echo "error: usage: tools/ab_train.sh OUT CHAPTER A_DIR B_DIR [C_DIR...] BATCHxHIDDEN..." >&2
+  echo "error: usage: maint/ab_train.sh OUT CHAPTER A_DIR B_DIR [C_DIR...] BATCHxHIDDEN..." >&2
   exit 1
 fi
 out=$1 chapter=$2
@@ -27,7 +27,7 @@ for letter in a b c d e f g h; do
   shift
 done
 [ ${#variants[@]} -ge 2 ] && [ $# -ge 1 ] ||
-  { echo "error: usage: tools/ab_train.sh OUT CHAPTER A_DIR B_DIR [C_DIR...] BATCHxHIDDEN..." >&2
+  { echo "error: usage: maint/ab_train.sh OUT CHAPTER A_DIR B_DIR [C_DIR...] BATCHxHIDDEN..." >&2
     exit 1; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 reps=${REPS:-3} epochs=${EPOCHS:-3} data_dir=${DATA_DIR:-$root/data/mnist}

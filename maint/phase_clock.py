@@ -2,8 +2,8 @@
 """Chapter 15's phase clock: patches a copy of the tree so that the trainer prints where a step's
 time goes, and turns what two patched trainers printed into one CSV.
 
-    tools/phase_clock.py TREE
-    tools/phase_clock.py csv DIR BEFORE AFTER --sm-clock-mhz MHZ --date DATE --gpu GPU
+    maint/phase_clock.py TREE
+    maint/phase_clock.py csv DIR BEFORE AFTER --sm-clock-mhz MHZ --date DATE --gpu GPU
 
 TREE: for measuring only, never for a commit: block 0's thread 0 reads clock64() after each
 phase's barrier (the two barrier lines of chapters/15_persistent_step/steps.cuh, found by their
@@ -81,7 +81,7 @@ def write_csv(args):
 
 
 if len(sys.argv) >= 2 and sys.argv[1] == "csv":
-    parser = argparse.ArgumentParser(prog="tools/phase_clock.py csv")
+    parser = argparse.ArgumentParser(prog="maint/phase_clock.py csv")
     parser.add_argument("dir")
     parser.add_argument("before")
     parser.add_argument("after")
@@ -92,5 +92,5 @@ if len(sys.argv) >= 2 and sys.argv[1] == "csv":
 elif len(sys.argv) == 2:
     patch_tree(sys.argv[1])
 else:
-    sys.exit("error: usage: tools/phase_clock.py TREE | csv DIR BEFORE AFTER --sm-clock-mhz MHZ "
+    sys.exit("error: usage: maint/phase_clock.py TREE | csv DIR BEFORE AFTER --sm-clock-mhz MHZ "
              "--date DATE --gpu GPU")

@@ -9,7 +9,7 @@
 #     GEMM and training tests SKIP (exit 77) with one line that says sm_90a.
 # Builds only the targets it runs. GPU needed for the checks; without one it stops after the build
 # (exit 77). About 5 minutes on a 16-core machine with an H100.
-#   tools/check_portable.sh BUILD_DIR OUT_DIR      OUT_DIR/check_portable.txt: everything printed;
+#   maint/check_portable.sh BUILD_DIR OUT_DIR      OUT_DIR/check_portable.txt: everything printed;
 #                                                  OUT_DIR/portable/: each program's output
 # Exits 0 when every check passes. JOBS=N limits ninja to N jobs.
 set -uo pipefail
@@ -43,9 +43,9 @@ nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.sm --format=csv 2>
 nvcc --version | tail -n 1
 
 step "data"
-if [ -d .device/mnist-gz ] && [ ! -f "$data/train-images-idx3-ubyte" ]; then
+if [ -n "${MNIST_GZ_DIR:-}" ] && [ ! -f "$data/train-images-idx3-ubyte" ]; then
   mkdir -p "$data"
-  for f in .device/mnist-gz/*.gz; do gunzip -c "$f" >"$data/$(basename "${f%.gz}")"; done
+  for f in "$MNIST_GZ_DIR"/*.gz; do gunzip -c "$f" >"$data/$(basename "${f%.gz}")"; done
 fi
 data/fetch.sh mnist || { echo "error: MNIST is missing (data/fetch.sh mnist)"; exit 1; }
 

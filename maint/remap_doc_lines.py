@@ -4,7 +4,7 @@ file the docs quote, every excerpt range ("<!-- excerpt: PATH:A-B -->") and ever
 link into that file is mapped through the diff between BASE (a commit) and the working tree.
 A line that the edit changed or removed is left as it was and reported; tools/check_docs.py
 then says which excerpts still differ.
-    tools/remap_doc_lines.py BASE [FILE...]     default: README.md and docs/**/*.md
+    maint/remap_doc_lines.py BASE [FILE...]     default: README.md and docs/**/*.md
 """
 import difflib
 import glob
@@ -13,7 +13,7 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from check_docs import EXCERPT  # noqa: E402  the marker as the checker reads it
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
