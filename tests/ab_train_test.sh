@@ -38,7 +38,7 @@ SH
 }
 stand_in a 0.040 0
 stand_in b 0.030 0
-ab=("$root/tools/ab_train.sh" "$out" fake "$scratch" "$scratch")
+ab=("$root/maint/ab_train.sh" "$out" fake "$scratch" "$scratch")
 output=$(DATA_DIR=$scratch/data REPS=2 EPOCHS=2 "${ab[@]}" 32x128 256x128 2>&1) || fail "ab_train.sh: $output"
 grep -q '^32,128,40.00,30.00,0.750,2,1980,1980$' "$out/ab_summary.csv" ||
   fail "summary: $(cat "$out/ab_summary.csv")"
