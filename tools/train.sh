@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Fetches MNIST, builds everything and trains the newest chapter; arguments go to the trainer
-# (tools/train.sh --help lists them).
+# Fetches MNIST, builds everything and trains the newest chapter this GPU runs (one line says
+# which and why, tools/pick_chapter.sh); arguments go to the trainer (tools/train.sh --help).
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-newest=$(ls -d chapters/[0-9][0-9]_*/ | sort | tail -n 1 | xargs basename)
 meson compile -C build
-exec "build/chapters/train_$newest" "$@"
+chapter=$(tools/pick_chapter.sh build)
+exec "build/chapters/train_$chapter" "$@"
