@@ -4,28 +4,36 @@
 linked CSV, log or markdown file that rounds to it (a percentage also matches a fraction: 0.404207
 is 40.4%). The prose is every line outside code blocks, tables and HTML comments; a section is
 the text under one heading; the files are the section's relative links into docs/results/ (a
-folder: every file under it; .gz files read unpacked). A number that is worked out in the text
+folder: every file under it; .gz files read unpacked, a .tar.gz's CSV and text members). A number that is worked out in the text
 may also be the ratio of two numbers printed in the same section (1.6342 ms against a floor of
-0.6743 ms: 2.42 times), and one worked out otherwise carries the marker <!-- derived --> on its
-line. Versions and settings (compute capability 8.0, CUDA 13.0, lr 0.05) are not measurements.
+0.6743 ms: 2.42 times), and one worked out otherwise, or quoted from a datasheet, carries the
+marker <!-- derived --> on its line. Versions and settings (compute capability 8.0, CUDA 13.0, lr 0.05) are not measurements.
 One "error: FILE:LINE: ..." line per number not found; exit status 1 if there is any.
-  tools/check_numbers.py [--root DIR] [FILE...]      default: README.md and docs/results.md
+  tools/check_numbers.py [--root DIR] [FILE...]      default: README.md and docs/*.md but 15, 18
 """
 import argparse
 import gzip
 import os
 import re
 import sys
+import tarfile
 import urllib.parse
 
-DEFAULT_FILES = ["README.md", "docs/results.md"]
+# README.md and every doc but the lessons of chapters 15 and 18 (temporary: until they are rewritten).
+def default_files(root):
+    return ["README.md"] + sorted(
+        os.path.join("docs", name) for name in os.listdir(os.path.join(root, "docs"))
+        if name.endswith(".md") and not name.startswith(("15_", "18_")))
 FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^#{1,6}\s")
 LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?\s*\)")
 # A decimal number or a percentage, not part of a version (13.0.1), a date or a name (sm_90a).
 NUMBER = re.compile(r"(?<![\w.\-/])(\d+\.\d+|\d+)(%?)(?![\w.]*\d)(?![\w/])")
-VALUE = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+VALUE = re.compile(r"-?\d{1,3}(?:,\d{3})+(?![\d.])|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+# The first number of a range whose second carries the unit: 33.7-38.1%.
+RANGE_PERCENT = re.compile(r"^[-–]\d+(?:\.\d+)?%")
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+LINK_MARKUP = re.compile(r"\[[^\]]*\]\([^)]*\)")
 DERIVED = "<!-- derived -->"
 # Words before a number that make it a version or a setting, not a measurement.
 SETTING = re.compile(r"(capability|meson|CUDA|PyTorch|Python|toolkit|version|lr|learning rate)\s+$",
@@ -44,8 +52,11 @@ def sections(lines):
             in_comment = "-->" not in line
             current.append((number, ""))
             continue
-        if in_code or line.lstrip().startswith("|") or line.startswith("Source: "):
+        if in_code or line.lstrip().startswith("|"):
             current.append((number, ""))
+            continue
+        if line.startswith("Source: "):  # a generated table's file: linked, not prose
+            current.append((number, " ".join(LINK_MARKUP.findall(line))))
             continue
         if HEADING.match(line):
             out.append((start, current))
@@ -78,20 +89,27 @@ _values = {}
 
 def values_of(path):
     if path not in _values:
-        opener = gzip.open if path.endswith(".gz") and not path.endswith(".tar.gz") else open
+        text = ""
         try:
-            with opener(path, "rt", errors="replace") as f:
-                text = f.read()
-        except (OSError, EOFError):
-            text = ""
-        _values[path] = [float(v) for v in VALUE.findall(text)]
+            if path.endswith(".tar.gz"):  # its text members: reports' CSVs and pages
+                with tarfile.open(path) as archive:
+                    for member in archive.getmembers():
+                        if member.isfile() and member.name.endswith((".csv", ".txt")):
+                            text += archive.extractfile(member).read().decode("utf-8", "replace")
+            else:
+                opener = gzip.open if path.endswith(".gz") else open
+                with opener(path, "rt", errors="replace") as f:
+                    text = f.read()
+        except (OSError, EOFError, tarfile.TarError):
+            pass
+        _values[path] = [float(v.replace(",", "")) for v in VALUE.findall(text)]
     return _values[path]
 
 
-def matches(printed, percent, values):
+def matches(printed, percent, values, scale=1.0):
     decimals = len(printed.split(".")[1]) if "." in printed else 0
-    target = float(printed)
-    half = 0.5 * 10 ** -decimals + 1e-12
+    target = float(printed) * scale
+    half = (0.5 * 10 ** -decimals + 1e-12) * scale
     for v in values:
         if abs(v - target) <= half or (percent and abs(100 * v - target) <= half):
             return True
@@ -117,15 +135,18 @@ def check(root, doc):
             if not line or DERIVED in line:
                 continue
             prose = CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
-            prose = re.sub(r"\[[^\]]*\]\([^)]*\)", lambda m: " " * len(m.group(0)), prose)
+            prose = LINK_MARKUP.sub(lambda m: " " * len(m.group(0)), prose)
             for match in NUMBER.finditer(prose):
                 printed, percent = match.group(1), match.group(2) == "%"
+                after = prose[match.end():]
+                percent = percent or bool(RANGE_PERCENT.match(after))
+                scale = 1e6 if re.match(r"\s+(million|M)\b", after) else 1.0
                 if "." not in printed and not percent:
                     continue  # an integer: a size, a count, a date, a chapter
                 if SETTING.search(prose[:match.start()]):
                     continue
                 checked += 1
-                if not matches(printed, bool(percent), values) and \
+                if not matches(printed, percent, values, scale) and \
                         not matches(printed, False, ratios):
                     errors.append(f"error: {doc}:{number}: {printed}{match.group(2)} is in no "
                                   f"file the section links ({len(files)} files)")
@@ -140,7 +161,7 @@ def main():
     args = parser.parse_args()
     root = os.path.abspath(args.root)
     errors, checked = [], 0
-    for doc in args.files or DEFAULT_FILES:
+    for doc in args.files or default_files(root):
         e, c = check(root, doc)
         errors += e
         checked += c
