@@ -7,8 +7,9 @@ Chapter 09's weight update writes its tiles to shared memory with ordinary store
 the copy engine (TMA), which reads them through the async proxy: each thread's stores must be
 ordered before that by fence.proxy.async, every thread's before thread 0's store instruction by a
 barrier, and the block must not end before its bulk group is done. Without any one of the three
-the GEMM test still passed on the H100 (2026-11-24, docs/results/profiles/14_weight_update/candidates.txt): the
-copy engine reads long after the other warps finish their stores. The machine code shows them
+the GEMM test still passed on the H100
+(docs/results/profiles/14_weight_update/candidates.txt): the copy engine reads long after the
+other warps finish their stores. The machine code shows them
 every time (docs/results/profiles/14_weight_update):
     STS ... ; MEMBAR.ALL.CTA ; FENCE.VIEW.ASYNC.S ; BAR.SYNC ; ... UTMASTG ; UTMACMDFLUSH ;
     DEPBAR.LE SB0, 0x0 ; EXIT

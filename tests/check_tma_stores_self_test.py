@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """tests/check_tma_stores.py on machine code written by hand, in the shape of the weight update's
-(docs/results/profiles/14_weight_update): the committed order passes, and the same code without its proxy
-fence, without its barrier or without its final wait fails. Needs no GPU and no CUDA toolkit
-(meson test, suite cpu)."""
+(docs/results/profiles/14_weight_update): the committed order passes, and the same code without
+its proxy fence, without its barrier or without its final wait fails. Needs no GPU and no CUDA
+toolkit (meson test, suite cpu)."""
 import os
 import sys
 

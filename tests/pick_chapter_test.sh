@@ -21,10 +21,12 @@ export -f ampere hopper none
 out=$(PICK_PROBE=ampere "$root/tools/pick_chapter.sh" 2>"$scratch/err") || fail "ampere: exit $?"
 err=$(cat "$scratch/err")
 [ "$out" = "$newest_pre_hopper" ] || fail "ampere: picked '$out', not $newest_pre_hopper"
-[ "$(wc -l <<<"$err")" = 1 ] && grep -q "training $newest_pre_hopper.*$newest refused: chapter $newest needs an sm_90a" <<<"$err" ||
+wanted="training $newest_pre_hopper.*$newest refused: chapter $newest needs an sm_90a"
+[ "$(wc -l <<<"$err")" = 1 ] && grep -q "$wanted" <<<"$err" ||
   fail "ampere: the line says '$err'"
 out=$(PICK_PROBE=hopper "$root/tools/pick_chapter.sh" 2>/dev/null) || fail "hopper: exit $?"
 [ "$out" = "$newest" ] || fail "hopper: picked '$out', not $newest"
 err=$(PICK_PROBE=none "$root/tools/pick_chapter.sh" 2>&1 >/dev/null) && fail "none: exit 0"
 [ "$(wc -l <<<"$err")" = 1 ] && grep -q '^error: no chapter' <<<"$err" || fail "none: '$err'"
-echo "pick_chapter: $newest_pre_hopper on an A100 stand-in, $newest on an H100 stand-in, one error line with no GPU"
+echo "pick_chapter: $newest_pre_hopper on an A100 stand-in, $newest on an H100 stand-in," \
+  "one error line with no GPU"

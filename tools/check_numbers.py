@@ -4,10 +4,11 @@
 linked CSV, log or markdown file that rounds to it (a percentage also matches a fraction: 0.404207
 is 40.4%). The prose is every line outside code blocks, tables and HTML comments; a section is
 the text under one heading; the files are the section's relative links into docs/results/ (a
-folder: every file under it; .gz files read unpacked, a .tar.gz's CSV and text members). A number that is worked out in the text
-may also be the ratio of two numbers printed in the same section (1.6342 ms against a floor of
-0.6743 ms: 2.42 times), and one worked out otherwise, or quoted from a datasheet, carries the
-marker <!-- derived --> on its line. Versions and settings (compute capability 8.0, CUDA 13.0, lr 0.05) are not measurements.
+folder: every file under it; .gz files read unpacked, a .tar.gz's CSV and text members). A
+number worked out in the text may also be the ratio of two numbers printed in the same section
+(1.6342 ms against a floor of 0.6743 ms: 2.42 times); one worked out otherwise, or quoted from a
+datasheet, carries the marker <!-- derived --> on its line. Versions and settings (compute
+capability 8.0, CUDA 13.0, lr 0.05) are not measurements.
 One "error: FILE:LINE: ..." line per number not found; exit status 1 if there is any.
   tools/check_numbers.py [--root DIR] [FILE...]      default: README.md and docs/*.md but 15, 18
 """
@@ -19,8 +20,9 @@ import sys
 import tarfile
 import urllib.parse
 
-# README.md and every doc but the lessons of chapters 15 and 18 (temporary: until they are rewritten).
 def default_files(root):
+    """README.md and every doc but the lessons of chapters 15 and 18 (temporary: until they are
+    rewritten)."""
     return ["README.md"] + sorted(
         os.path.join("docs", name) for name in os.listdir(os.path.join(root, "docs"))
         if name.endswith(".md") and not name.startswith(("15_", "18_")))

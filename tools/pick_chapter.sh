@@ -7,8 +7,10 @@
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-build}
-probe_trainer() {
-  "$build/chapters/train_$1" --epochs 1 --max-steps 1 --no-eval --out-dir "$(mktemp -d)" 2>&1 >/dev/null
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+probe_trainer() {  # its refusal (stderr) only
+  "$build/chapters/train_$1" --epochs 1 --max-steps 1 --no-eval --out-dir "$scratch" 2>&1 >/dev/null
 }
 probe=${PICK_PROBE:-probe_trainer}
 newest_refusal=
@@ -23,7 +25,8 @@ for chapter in $(ls -d "$root"/chapters/[0-9][0-9]_*/ | xargs -n 1 basename | so
     exit 0
   fi
   [ -n "$newest_refusal" ] ||
-    newest_refusal="$chapter refused: $(grep -m 1 '^error:' <<<"$why" | sed 's/^error: //')"
+    newest_refusal="$chapter refused: $( (grep -m 1 '^error:' <<<"$why" || head -n 1 <<<"$why") |
+      sed 's/^error: //')"
 done
 echo "error: no chapter's trainer runs on this GPU ($newest_refusal)" >&2
 exit 1

@@ -408,7 +408,7 @@ const ReachModel kSwapAbReach[] = {{256, {784, 256, 8192, 10}, 2, true, false},
 // of kReach: the effect of all those roundings together. The GPU differs from the mirrored
 // reference only where its fp32 sums, added in another order, round an fp16 value the other way, a
 // small fraction of them, so its gap should stay below that; we allow 3 times as much. Measured
-// on an H100 on 2026-11-23 (docs/results/tests/training_tests.txt): 2.7e-6 (01, 02), 5.1e-6
+// on an H100 (docs/results/tests/training_tests.txt): 2.7e-6 (01, 02), 5.1e-6
 // (03, 04), 3.3e-6 (05-08); chapter 09 (docs/results/tests/training_09.txt, before its
 // dispatch rule left batch 256 below N = 8192 to chapter 08) 7.2e-6 at batch 256 and 2.0e-5 at
 // batch 32. The control, a reference with a 10% larger learning rate, is 5.1e-3 away at step 2
@@ -484,11 +484,12 @@ void test_newest_kernels(const Dataset& data, const ReachModel& model) {
 //   outside it (kReach, batch 256 x hidden 2048): the chapter's own launch is not kPersistent,
 //     and forcing it is refused with the rule's line. test_newest_kernels shows chapter 14's
 //     kernels training models a step at a time (kSwapAbReach, launched from the host).
-// Measured on the CPU (2026-11-23, docs/results/tests/reference_gaps/10_persistent_step.txt), the float64 and mirrored
-// references differ by at most 1.4e-4 over 20 steps at batch 32, 784-128-128-128-10; 1.8e-5 over
-// 6 steps at batch 256, 784-512-512-10 (docs/results/tests/reference_gaps/b256_h512.txt); 9.8e-5 over 6
-// steps at batch 37, 784-100-37-10 (widths that allow no 16-byte copies and no paired epilogue, a
-// batch that fills no tile); 9.7e-5 over 2 steps at batch 1, 784-60-10. The lr x 1.1 control is by
+// Measured on the CPU (docs/results/tests/reference_gaps/10_persistent_step.txt), the float64
+// and mirrored references differ by at most 1.4e-4 over 20 steps at batch 32, 784-128-128-128-10;
+// 1.8e-5 over 6 steps at batch 256, 784-512-512-10
+// (docs/results/tests/reference_gaps/b256_h512.txt); 9.8e-5 over 6 steps at batch 37,
+// 784-100-37-10 (widths that allow no 16-byte copies and no paired epilogue, a batch that fills
+// no tile); 9.7e-5 over 2 steps at batch 1, 784-60-10. The lr x 1.1 control is by
 // then 3.2e-3, 1.2e-2, 3.9e-3 and 4.1e-2 away (at batch 32 it is still 7.3e-4 at step 6: hence 20
 // steps there; the later steps of the last two cases bring the references up to 2.0e-3 and 7.7e-4
 // apart). The tolerance follows kReachTolerance's rule, 3 times the references' largest gap
