@@ -70,7 +70,7 @@ run_built() {
   local tool="" program=$target timeout=$test_timeout args runner=()
   if [[ $target == *:* ]]; then tool=${target%%:*} program=${target#*:}; fi
   case $program in
-    test_training_*) args=("$root/data/mnist") ;;  # trains on MNIST: maint/device_run.sh fetches it
+    test_training_* | test_reference) args=("$root/data/mnist") ;;  # trains on MNIST
     test_mlp_kernels) args=("$seed") ;;
     train_*) args=(--data-dir "$root/data/mnist" --hidden 64 --batch 96 --epochs 1 --max-steps 3
                    --no-eval --out-dir "$work/$name.runs") ;;
