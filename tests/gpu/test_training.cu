@@ -507,7 +507,7 @@ struct PersistentCase {
   int batch;
   LayerSizes sizes;
   int steps;
-  bool on_chip;  // chapter 18's on-chip kernel trains it, not the grid kernel
+  bool on_chip;  // chapters 17-18's cluster kernels train it, not the grid kernel
 };
 const PersistentCase kPersistentCases[] = {
     {32, {784, 128, 128, 128, 10}, 20, true},
