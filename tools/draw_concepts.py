@@ -46,6 +46,7 @@ CONSTANTS = {
     "ch02_pad": ("chapters/02_smem_tiling/smem_tile.cuh", "kPad"),
     # chapters/03_mma_sync/mma.cuh and gemm.cuh
     "mma_m": ("chapters/03_mma_sync/mma.cuh", "kMmaM"),
+    "ch17_blocks": ("chapters/17_cluster_model/layout.cuh", "kClusterBlocks"),
     "mma_n": ("chapters/03_mma_sync/mma.cuh", "kMmaN"),
     "mma_k": ("chapters/03_mma_sync/mma.cuh", "kMmaK"),
     "ch03_warp_tile_m": ("chapters/03_mma_sync/gemm.cuh", "kWarpTileM"),
@@ -1985,6 +1986,79 @@ def concept_17(k, figures):
     canvas.save(figures, "concept_17_cluster_model.png")
 
 
+def concept_18(k, figures):
+    """Chapter 18 against chapter 17, one forward exchange of a few blocks over time, schematic:
+    stores then the cluster barrier (a fence, then every block waits for the last to arrive)
+    against st.async counted off each receiver's mbarrier (a block goes on once its bytes have
+    landed)."""
+    blocks = k["ch17_blocks"]
+    rows_drawn, row_h, x0, unit = 5, 26, 190, 46
+    work = [5.0, 6.2, 4.6, 5.6, 5.2]  # a product's length in each block drawn (not measured)
+    send, fence, barrier, land = 1.2, 1.6, 1.4, 0.5
+    canvas = Canvas(1400, 720, "Chapter 18: a block waits for the bytes it reads, not for the "
+                               "cluster")
+
+    def panel(y, title, sub):
+        canvas.text(40, y - 52, title, size=13, weight="bold")
+        canvas.text(40, y - 28, sub, size=11)
+        for b in range(rows_drawn):
+            canvas.text(x0 - 12, y + b * row_h + row_h / 2, f"block {b}", size=10, ha="right")
+        canvas.text(x0 - 12, y + rows_drawn * row_h + 8, f"... {blocks} in all", size=10,
+                    ha="right")
+
+    def bar(x, y, length, color, amount=0.45, hatch=None):
+        canvas.rect(x0 + x * unit, y + 4, length * unit, row_h - 8, face=tint(color, amount),
+                    edge=color, lw=0.6, hatch=hatch)
+
+    # Chapter 17: product, stores into every block, the barrier's fence, the wait for the last.
+    y17 = 130
+    panel(y17, "Chapter 17: stores, then cluster.sync()",
+           "each block stores its columns into all 16 blocks, then arrives: MEMBAR.ALL.GPU waits "
+           "for its stores, and no block goes on before the last has arrived")
+    release = max(work) + send + fence
+    for b, w in enumerate(work):
+        y = y17 + b * row_h
+        bar(0, y, w, MMA_COLOR)
+        bar(w, y, send, COPY_COLOR, 0.7)
+        bar(w + send, y, fence, OKABE_ITO["grey"], 0.5)
+        canvas.line([x0 + (w + send + fence) * unit, x0 + release * unit], [y + row_h / 2] * 2,
+                    color=GRID, lw=0.9, linestyle=":")
+        bar(release + barrier, y, 3.0, MMA_COLOR, 0.25)
+    canvas.rect(x0 + release * unit, y17 - 4, barrier * unit, rows_drawn * row_h + 8,
+                face=tint(OKABE_ITO["blue"], 0.8), edge="none")
+    canvas.text(x0 + (release + barrier / 2) * unit, y17 + rows_drawn * row_h + 22,
+                "barrier", size=10, ha="center")
+
+    # Chapter 18: product, st.async to the 15 others, each receiver's wait ends when its bytes are in.
+    y18 = 430
+    panel(y18, "Chapter 18: st.async, then each block's own mbarrier",
+          "each block sends its columns to the 15 others, each store counting its bytes off the "
+          "receiver's mbarrier; a block goes on once the bytes it expects have landed")
+    landed = max(w + send for w in work) + land
+    for b, w in enumerate(work):
+        y = y18 + b * row_h
+        bar(0, y, w, MMA_COLOR)
+        bar(w, y, send, COPY_COLOR, 0.7)
+        canvas.line([x0 + (w + send) * unit, x0 + landed * unit], [y + row_h / 2] * 2,
+                    color=GRID, lw=0.9, linestyle=":")
+        canvas.rect(x0 + (w + send) * unit, y + row_h - 9, 2.4 * unit, 5,  # the next batch
+                    face=tint(OKABE_ITO["yellow"], 0.9), edge="none")
+        bar(landed, y, 3.0, MMA_COLOR, 0.25)
+    canvas.text(x0 + landed * unit + 4, y18 + rows_drawn * row_h + 22,
+                "the last bytes land: the phase completes", size=10)
+
+    ya = 640
+    swatches(canvas, x0, ya, [(tint(MMA_COLOR, 0.45), "a block's product"),
+                              (tint(COPY_COLOR, 0.7), "its stores to the others"),
+                              (tint(OKABE_ITO["grey"], 0.5), "the release fence"),
+                              (tint(OKABE_ITO["blue"], 0.8), "cluster barrier"),
+                              (tint(OKABE_ITO["yellow"], 0.9), "the next batch's copy"),
+                              (tint(MMA_COLOR, 0.25), "the next layer")], spacing=24)
+    canvas.text(x0, ya + 40, "Schematic: the lengths are drawn, not measured. The measured "
+                "sections of a step, both ways, are in docs/18_on_chip.md.", size=11)
+    canvas.save(figures, "concept_18_on_chip.png")
+
+
 def main():
     figures = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs", "figures")
     os.makedirs(figures, exist_ok=True)
@@ -2004,6 +2078,7 @@ def main():
     concept_12(k, figures)
     concept_15(k, figures)
     concept_17(k, figures)
+    concept_18(k, figures)
 
 
 if __name__ == "__main__":
