@@ -1936,8 +1936,8 @@ def concept_17(k, figures):
                 f"{own * sender + own}] = ReLU(X W_own^T + b_own) from its own shared memory and "
                 f"stores its {c['rows']} x {own} values into X of layer l + 1", size=11)
     canvas.text(x0, y0 + 168, f"in all {blocks} blocks (map_shared_rank), as every block does "
-                "for its own columns (arrows: block 2's stores); every block keeps the whole output "
-                "layer", size=11)
+                "for its own columns (arrows: block 2's stores); every block keeps the whole "
+                "output layer", size=11)
     canvas.text(x0, y0 + 194, "backward layer l: each block's partial product dZ_own W_own "
                 "(every column) goes, column block by column block, to the columns' owner,",
                 size=11)
@@ -2029,7 +2029,7 @@ def concept_18(k, figures):
     canvas.text(x0 + (release + barrier / 2) * unit, y17 + rows_drawn * row_h + 22,
                 "barrier", size=10, ha="center")
 
-    # Chapter 18: product, st.async to the 15 others, each receiver's wait ends when its bytes are in.
+    # Chapter 18: product, st.async to the 15 others; a receiver goes on once its bytes are in.
     y18 = 430
     panel(y18, "Chapter 18: st.async, then each block's own mbarrier",
           "each block sends its columns to the 15 others, each store counting its bytes off the "
