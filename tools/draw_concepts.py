@@ -46,6 +46,7 @@ CONSTANTS = {
     "ch02_pad": ("chapters/02_smem_tiling/smem_tile.cuh", "kPad"),
     # chapters/03_mma_sync/mma.cuh and gemm.cuh
     "mma_m": ("chapters/03_mma_sync/mma.cuh", "kMmaM"),
+    "ch17_blocks": ("chapters/17_cluster_model/layout.cuh", "kClusterBlocks"),
     "mma_n": ("chapters/03_mma_sync/mma.cuh", "kMmaN"),
     "mma_k": ("chapters/03_mma_sync/mma.cuh", "kMmaK"),
     "ch03_warp_tile_m": ("chapters/03_mma_sync/gemm.cuh", "kWarpTileM"),
@@ -1867,6 +1868,197 @@ def concept_15(k, figures):
     canvas.save(figures, "concept_15_persistent_step.png")
 
 
+# Chapter 17's model and its header, whose constants and layout concept_17 draws.
+CH17_HEADER = "chapters/17_cluster_model/layout.cuh"
+CH17_MODEL = [784, 128, 128, 128, 10]
+
+
+def model_layout_bytes(c, sizes):
+    """The bytes of each kind of buffer in a block's shared memory, as model_layout() in
+    chapters/17_cluster_model/layout.cuh takes them (16-byte aligned), for the model `sizes`."""
+    def take(n):
+        return -(-n // 16) * 16
+    rows, pad, pixels = c["rows"], c["pad"], c["pixels"]
+    parts = {"batch": take(rows * (pixels + pad) * 2), "fp16 weights": 0, "fp32 masters": 0,
+             "X of layers 1..L-1": 0, "dZ, bias, logits": 0, "partial products": 0}
+    layers, partial_cols = len(sizes) - 1, 0
+    for l in range(layers):
+        hidden = l + 1 < layers
+        own = sizes[l + 1] // c["blocks"] if hidden else c["classes"]
+        rows16 = c["classes_padded"] if not hidden else (-(-own // 8) * 8 if l == 0 else 16)
+        parts["fp16 weights"] += take(rows16 * (sizes[l] + pad) * 2)
+        if l > 0:
+            parts["fp32 masters"] += take(own * sizes[l] * 4)
+            parts["X of layers 1..L-1"] += take(rows * (sizes[l] + pad) * 2)
+        parts["dZ, bias, logits"] += take(c["classes_padded"] * 4) + take(rows * c["dz_stride"] * 2)
+        if l + 2 < layers:
+            partial_cols = max(partial_cols, own)
+    parts["dZ, bias, logits"] += take(rows * c["classes"] * 4)
+    parts["partial products"] = 2 * take(c["blocks"] * rows * partial_cols * 4)
+    parts["K-split sums"] = take(8 * 16 * 8 * 4)
+    return parts
+
+
+def concept_17(k, figures):
+    """Chapter 17: one cluster of 16 blocks holds the model; a forward layer's own columns go
+    into every block's X by stores into distributed shared memory, then a cluster barrier; the
+    partial products of a backward layer go to their columns' owners; a step's barriers."""
+    names = {"blocks": "kClusterBlocks", "rows": "kOnChipRows", "pad": "kPad",
+             "classes_padded": "kClassesPadded", "dz_stride": "kDzStride",
+             "limit": "kOnChipSmemLimit"}
+    c = {key: read_constant(CH17_HEADER, name) for key, name in names.items()}
+    c["pixels"], c["classes"] = CH17_MODEL[0], CH17_MODEL[-1]
+    parts = model_layout_bytes(c, CH17_MODEL)
+    blocks, own = c["blocks"], CH17_MODEL[1] // c["blocks"]
+    model = "-".join(str(w) for w in CH17_MODEL)
+    canvas = Canvas(1400, 860, "Chapter 17: the model in one cluster's shared memory, the "
+                               "blocks storing into each other's")
+    # The cluster: 16 blocks in a row, each with its own rows of every hidden layer.
+    x0, y0, bw, gap = 60, 160, 70, 10
+    sender = 2
+    canvas.text(x0, 70, f"one cluster of {blocks} blocks ({model}, batch {c['rows']}): block b "
+                f"owns rows [{own}b, {own}b + {own}) of each hidden layer", size=12, weight="bold")
+    for b in range(blocks):
+        bx = x0 + b * (bw + gap)
+        color = OKABE_ITO["vermillion"] if b == sender else GRID
+        canvas.rect(bx, y0, bw, 120, face=tint(C_COLOR, 0.08), edge=color,
+                    lw=2.2 if b == sender else 1.0)
+        canvas.text(bx + bw / 2, y0 + 14, f"block {b}", size=10, ha="center", weight="bold")
+        canvas.rect(bx + 8, y0 + 28, bw - 16, 30, face=tint(A_COLOR, 0.35), edge=A_COLOR,
+                    lw=0.8, text=f"W rows\n{own * b}-{own * b + own - 1}", size=8)
+        canvas.rect(bx + 8, y0 + 66, bw - 16, 44, face=tint(B_COLOR, 0.2), edge=B_COLOR,
+                    lw=0.8, text=f"X whole\n{c['rows']} x {CH17_MODEL[1]}", size=8)
+        if b != sender:
+            sx = x0 + sender * (bw + gap) + bw / 2
+            canvas.arrow(sx, y0 - 2, bx + bw / 2, y0 - 2, color=OKABE_ITO["vermillion"],
+                         lw=0.9, rad=-0.12 if b > sender else 0.5)
+    canvas.text(x0, y0 + 146, f"forward layer l: block {sender} computes Y[:, {own * sender}:"
+                f"{own * sender + own}] = ReLU(X W_own^T + b_own) from its own shared memory and "
+                f"stores its {c['rows']} x {own} values into X of layer l + 1", size=11)
+    canvas.text(x0, y0 + 168, f"in all {blocks} blocks (map_shared_rank), as every block does "
+                "for its own columns (arrows: block 2's stores); every block keeps the whole "
+                "output layer", size=11)
+    canvas.text(x0, y0 + 194, "backward layer l: each block's partial product dZ_own W_own "
+                "(every column) goes, column block by column block, to the columns' owner,",
+                size=11)
+    canvas.text(x0, y0 + 216, f"which adds the {blocks} slots in block order: the same bits "
+                "in every run", size=11)
+
+    # One block's shared memory, to scale.
+    y1, scale = 450, 1200 / c["limit"]
+    total = sum(parts.values())
+    canvas.text(x0, y1 - 22, f"a block's shared memory, to scale: {total / 1024:.1f} of "
+                f"{c['limit'] // 1024} KiB (model_layout(); the first layer's fp32 masters stay "
+                "in global memory)", size=12, weight="bold")
+    colors = [COPY_COLOR, A_COLOR, OKABE_ITO["blue"], B_COLOR, EPILOGUE_COLOR, MMA_COLOR,
+              OKABE_ITO["grey"]]
+    x = x0
+    for (name, size), color in zip(parts.items(), colors):
+        w = size * scale
+        canvas.rect(x, y1, w, 50, face=tint(color, 0.35), edge=color, lw=1.0)
+        canvas.text(x + w / 2, y1 + 58 + 34 * (list(parts).index(name) % 2),
+                    f"{name}: {size / 1024:.1f} KiB", size=9, ha="center", va="top")
+        x += w
+    canvas.rect(x0, y1, c["limit"] * scale, 50, edge="black", lw=1.2, linestyle="--")
+
+    # A step: phases, each ending where the next reads what the others stored.
+    y2, pw = 660, 118
+    layers = len(CH17_MODEL) - 1
+    phases = [f"fwd {l}" for l in range(layers - 1)] + \
+             [f"output,\nbwd {layers - 2}"] + [f"bwd {l}" for l in range(layers - 3, 0, -1)] + \
+             ["bwd 0 (SGD)"]
+    canvas.text(x0, y2 - 40, "a step (not to scale): a cluster barrier wherever a block next "
+                "reads what the others stored, and at the step's end", size=12, weight="bold")
+    x = x0
+    for i, name in enumerate(phases):
+        canvas.rect(x, y2, pw, 50, face=tint(MMA_COLOR, 0.3), edge=MMA_COLOR, lw=1.0, text=name,
+                    size=10)
+        x += pw
+        canvas.rect(x, y2 - 8, 14, 66, face=tint(COPY_COLOR, 0.8), edge="none")
+        x += 24
+    swatches(canvas, x0, y2 + 100, [(tint(MMA_COLOR, 0.3), "products from the block's own "
+                                     "shared memory"),
+                                    (tint(COPY_COLOR, 0.8), "cluster.sync(): barrier.cluster, "
+                                     "release and acquire")], spacing=30)
+    canvas.text(x0, y2 + 140, f"{len(phases)} cluster barriers a step, each across the {blocks} "
+                "blocks of one GPC; chapter 15's step has 2 L = 8 grid barriers, through L2.",
+                size=11)
+    canvas.save(figures, "concept_17_cluster_model.png")
+
+
+def concept_18(k, figures):
+    """Chapter 18 against chapter 17, one forward exchange of a few blocks over time, schematic:
+    stores then the cluster barrier (a fence, then every block waits for the last to arrive)
+    against st.async counted off each receiver's mbarrier (a block goes on once its bytes have
+    landed)."""
+    blocks = k["ch17_blocks"]
+    rows_drawn, row_h, x0, unit = 5, 26, 190, 46
+    work = [5.0, 6.2, 4.6, 5.6, 5.2]  # a product's length in each block drawn (not measured)
+    send, fence, barrier, land = 1.2, 1.6, 1.4, 0.5
+    canvas = Canvas(1400, 720, "Chapter 18: a block waits for the bytes it reads, not for the "
+                               "cluster")
+
+    def panel(y, title, sub):
+        canvas.text(40, y - 52, title, size=13, weight="bold")
+        canvas.text(40, y - 28, sub, size=11)
+        for b in range(rows_drawn):
+            canvas.text(x0 - 12, y + b * row_h + row_h / 2, f"block {b}", size=10, ha="right")
+        canvas.text(x0 - 12, y + rows_drawn * row_h + 8, f"... {blocks} in all", size=10,
+                    ha="right")
+
+    def bar(x, y, length, color, amount=0.45, hatch=None):
+        canvas.rect(x0 + x * unit, y + 4, length * unit, row_h - 8, face=tint(color, amount),
+                    edge=color, lw=0.6, hatch=hatch)
+
+    # Chapter 17: product, stores into every block, the barrier's fence, the wait for the last.
+    y17 = 130
+    panel(y17, "Chapter 17: stores, then cluster.sync()",
+           "each block stores its columns into all 16 blocks, then arrives: MEMBAR.ALL.GPU waits "
+           "for its stores, and no block goes on before the last has arrived")
+    release = max(work) + send + fence
+    for b, w in enumerate(work):
+        y = y17 + b * row_h
+        bar(0, y, w, MMA_COLOR)
+        bar(w, y, send, COPY_COLOR, 0.7)
+        bar(w + send, y, fence, OKABE_ITO["grey"], 0.5)
+        canvas.line([x0 + (w + send + fence) * unit, x0 + release * unit], [y + row_h / 2] * 2,
+                    color=GRID, lw=0.9, linestyle=":")
+        bar(release + barrier, y, 3.0, MMA_COLOR, 0.25)
+    canvas.rect(x0 + release * unit, y17 - 4, barrier * unit, rows_drawn * row_h + 8,
+                face=tint(OKABE_ITO["blue"], 0.8), edge="none")
+    canvas.text(x0 + (release + barrier / 2) * unit, y17 + rows_drawn * row_h + 22,
+                "barrier", size=10, ha="center")
+
+    # Chapter 18: product, st.async to the 15 others; a receiver goes on once its bytes are in.
+    y18 = 430
+    panel(y18, "Chapter 18: st.async, then each block's own mbarrier",
+          "each block sends its columns to the 15 others, each store counting its bytes off the "
+          "receiver's mbarrier; a block goes on once the bytes it expects have landed")
+    landed = max(w + send for w in work) + land
+    for b, w in enumerate(work):
+        y = y18 + b * row_h
+        bar(0, y, w, MMA_COLOR)
+        bar(w, y, send, COPY_COLOR, 0.7)
+        canvas.line([x0 + (w + send) * unit, x0 + landed * unit], [y + row_h / 2] * 2,
+                    color=GRID, lw=0.9, linestyle=":")
+        canvas.rect(x0 + (w + send) * unit, y + row_h - 9, 2.4 * unit, 5,  # the next batch
+                    face=tint(OKABE_ITO["yellow"], 0.9), edge="none")
+        bar(landed, y, 3.0, MMA_COLOR, 0.25)
+    canvas.text(x0 + landed * unit + 4, y18 + rows_drawn * row_h + 22,
+                "the last bytes land: the phase completes", size=10)
+
+    ya = 640
+    swatches(canvas, x0, ya, [(tint(MMA_COLOR, 0.45), "a block's product"),
+                              (tint(COPY_COLOR, 0.7), "its stores to the others"),
+                              (tint(OKABE_ITO["grey"], 0.5), "the release fence"),
+                              (tint(OKABE_ITO["blue"], 0.8), "cluster barrier"),
+                              (tint(OKABE_ITO["yellow"], 0.9), "the next batch's copy"),
+                              (tint(MMA_COLOR, 0.25), "the next layer")], spacing=24)
+    canvas.text(x0, ya + 40, "Schematic: the lengths are drawn, not measured. The measured "
+                "sections of a step, both ways, are in docs/18_on_chip.md.", size=11)
+    canvas.save(figures, "concept_18_on_chip.png")
+
+
 def main():
     figures = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs", "figures")
     os.makedirs(figures, exist_ok=True)
@@ -1885,6 +2077,8 @@ def main():
     concept_11_clusters(k, figures)
     concept_12(k, figures)
     concept_15(k, figures)
+    concept_17(k, figures)
+    concept_18(k, figures)
 
 
 if __name__ == "__main__":

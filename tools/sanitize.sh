@@ -47,8 +47,8 @@ for test in "$build"/tests/test_gemm_*; do
   done
 done
 # Every tool on the trainers too: the kernels of chapters 15-18, which run the whole step, run
-# only there, at batch 96 chapter 15's grid kernel and at batch 32 chapter 18's on-chip one
-# (batches up to 32); at batch 40, hidden 1000 the grid kernel takes its weight gradients on the
+# only there, at batch 96 chapter 15's grid kernel and at batch 32 the cluster kernels of
+# chapters 17-18 (batches up to 32); at batch 40, hidden 1000 the grid kernel takes its weight gradients on the
 # 64 x 64 tile, and at batch 128, hidden 1024, the widest its rule takes, at the most tiles (128).
 # At batch 32 chapter 14's weight update takes the first layer's weight gradient (64 x 784 x 32).
 for trainer in "$build"/chapters/train_*; do

@@ -1,16 +1,13 @@
-// Chapter 18: the model on chip. Where a small model fits in the shared memory of one thread block
-// cluster, one cluster trains it there, the blocks handing each other their results through
-// distributed shared memory instead of meeting at grid barriers in L2 (on_chip.cuh).
+// Chapter 18: wait only for the data a block reads. Chapter 17's cluster keeps the model on chip
+// and meets at the cluster's barrier after every exchange, whose release is a fence over all of
+// memory at GPU scope. Here each block pushes its results with st.async, counted off an mbarrier
+// in the receiver, and a block waits only for the bytes it reads next (cluster.cuh, on_chip.cuh):
+// no block waits for the others' arrival. The next step's batch is copied during this one, and
+// the first layer's fp32 masters live in registers for the whole launch.
 //
-// Chapter 15's grid kernel pays, every phase, a round trip to L2 for its operands, another for its
-// stores to drain before the barrier's release, and the barrier's own atomic and polling in L2,
-// whatever the arithmetic. On chip a step has L - 1 + L - 2 waits for data, where the grid kernel
-// has 2 L barriers, and reads nothing from L2 but the batch.
-//
-// When: on_chip_refusal() (layout.cuh), batches up to 32 and 3 to 8 layers of hidden widths that
-// are multiples of 32 up to 256, on a GPU that runs a cluster of 16 blocks. Chapter 15's grid
-// kernel trains the other models its rule takes, and chapter 14's GEMMs the rest, a step at a
-// time, and every product outside the kernels.
+// When: on_chip_refusal() (layout.cuh), chapter 17's rule with two batches in the bytes, on a GPU
+// that runs a cluster of 16 blocks. Chapter 15's grid kernel trains the other models its rule
+// takes, and chapter 14's GEMMs the rest, a step at a time, and every product outside the kernels.
 #pragma once
 
 #include "14_weight_update/weight_update.cuh"
@@ -22,7 +19,7 @@
 
 namespace mnist::on_chip {
 
-// Chapter 14's GEMMs outside the kernels, as in chapter 15.
+// Chapter 14's GEMMs outside the kernels, as in chapters 15 and 17.
 constexpr bool kFusedEpilogue = true;
 constexpr bool kReplayStepAsGraph = true;
 constexpr bool kNeedsSm90a = true;

@@ -2,7 +2,7 @@
 // the cluster trains it with its weights, activations and gradients on chip from the launch's
 // first step to its last. A phase reads only its own shared memory and pushes its results into
 // the shared memory of the blocks that need them (cluster.cuh); a block waits only for the data
-// it reads next, as it lands, instead of at a grid barrier in L2. Ownership: layout.cuh.
+// it reads next, as it lands, not at a cluster barrier. Ownership: 17_cluster_model/layout.cuh.
 //
 //   forward, hidden layer l       Y[:, own] = ReLU(X W_own^T + b_own), X whole in every block;
 //                                 Y[:, own] sent into every block's X of layer l + 1
@@ -23,91 +23,14 @@
 
 #include <cstdint>
 
-#include "04_cp_async/cp_async.cuh"
-#include "07_tma/tma.cuh"
 #include "18_on_chip/cluster.cuh"
 #include "18_on_chip/layout.cuh"
 #include "cuda_check.cuh"
-#include "dataset.hpp"
-#include "mlp_device.cuh"
 #include "occupancy.cuh"
 
 namespace mnist::on_chip {
 
 namespace cg = cooperative_groups;
-
-// The batch of step `step` into `rows` (kOnChipRows x (kPixels + kPad) halves), gathered through
-// the epoch's order, zeros past its last row, kThreads / kOnChipRows threads a row; one cp.async
-// group, not waited for.
-__device__ inline void load_batch_async(const Model& m, int step, __half* rows) {
-  constexpr int kPieces = kPixels * 2 / 16;  // 16-byte copies a row
-  constexpr int kPerRow = kThreads / kOnChipRows;
-  static_assert(kThreads % kOnChipRows == 0, "whole threads a row");
-  const int count = min(m.batch, m.train_count - step * m.batch);
-  const int r = threadIdx.x / kPerRow;
-  const bool inside = r < count;
-  const __half* image = inside
-                            ? m.train_images + size_t(m.order[size_t(step) * m.batch + r]) * kPixels
-                            : m.train_images;
-  for (int piece = threadIdx.x % kPerRow; piece < kPieces; piece += kPerRow) {
-    cp_async::cp_async_16(rows + r * (kPixels + kPad) + piece * 8, image + piece * 8,
-                          inside ? 16 : 0);
-  }
-  cp_async::cp_async_commit();
-}
-
-// The block's share of the model between global and shared memory: its own rows of each hidden
-// layer (fp16 copy, fp32 masters but the first layer's, bias) and the whole output layer.
-// to_shared: at the launch's start; otherwise back, at its end (block 0 writes the output layer).
-__device__ inline void move_parameters(const Model& m, const OnChipLayout& s, uint8_t* smem, int me,
-                                       bool to_shared) {
-  for (int l = 0; l < s.layers; ++l) {
-    const LayerBuffers& y = m.layer[l].buffers;
-    const bool hidden = l + 1 < s.layers;
-    if (!hidden && !to_shared && me != 0) continue;
-    const int rows = s.own_rows[l], row0 = hidden ? me * rows : 0, in = s.in[l];
-    __half* w16 = reinterpret_cast<__half*>(smem + s.weight16[l]);
-    float* w32 = reinterpret_cast<float*>(smem + s.weight32[l]);
-    float* bias = reinterpret_cast<float*>(smem + s.bias[l]);
-    for (int i = threadIdx.x; i < rows * in; i += kThreads) {
-      const int r = i / in, c = i % in;
-      const size_t g = size_t(row0 + r) * in + c;
-      if (to_shared) {
-        w16[r * (in + kPad) + c] = y.weight_operand[g];
-        if (l > 0) w32[i] = y.weights[g];
-      } else {
-        y.weight_operand[g] = w16[r * (in + kPad) + c];
-        if (l > 0) y.weights[g] = w32[i];
-      }
-    }
-    for (int r = threadIdx.x; r < rows; r += kThreads) {
-      if (to_shared) {
-        bias[r] = y.bias[row0 + r];
-      } else {
-        y.bias[row0 + r] = bias[r];
-      }
-    }
-  }
-}
-
-// The step-by-step trainer's bias update (bias_sgd_column, mlp_device.cuh) over dZ in shared
-// memory, rows kDzStride apart.
-__device__ inline void bias_sgd_shared(const __half* dz, float* bias, int cols, int rows,
-                                       float learning_rate) {
-  for (int col = threadIdx.x; col < cols; col += kThreads) {
-    bias_sgd_column(dz, bias, kDzStride, col, rows, learning_rate);
-  }
-}
-
-// A pair of a layer's SGD: W[r][c], W[r][c + 1] -= learning_rate (v0, v1) on the fp32 masters
-// (rows `cols` floats apart), and their fp16 copy (rows cols + kPad halves apart) from them.
-__device__ inline void sgd_pair(float* w32, __half* w16, int cols, int r, int c, float v0, float v1,
-                                float learning_rate) {
-  float* const w = w32 + r * cols + c;
-  w[0] -= learning_rate * v0;
-  w[1] -= learning_rate * v1;
-  *reinterpret_cast<__half2*>(w16 + r * (cols + kPad) + c) = __floats2half2_rn(w[0], w[1]);
-}
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -202,6 +125,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int L = s.layers;
   const auto halves = [&](int offset) { return reinterpret_cast<__half*>(smem + offset); };
   const auto floats = [&](int offset) { return reinterpret_cast<float*>(smem + offset); };
+  const auto batch = [&](int step) { return halves(step % 2 == 0 ? s.batch : s.batch_second); };
   float* const sums = floats(s.sums);
   uint64_t* const arrivals = reinterpret_cast<uint64_t*>(smem + s.arrivals);
 
@@ -218,7 +142,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   FirstLayerMasters masters;
   masters.load(m.layer[0].buffers.weights, s.own_rows[0], me);
   const int first = *m.step_index;  // block 0 writes it after the last barrier
-  load_batch_async(m, first, halves(s.batch[first % 2]));
+  load_batch_async(m, first, batch(first));
   uint32_t phases = 0;
   cluster.sync();  // every block has started, zeroed its memory and set up its mbarriers
 
@@ -237,7 +161,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Forward through the hidden layers: own columns, then sent to every block.
     for (int l = 0; l + 1 < L; ++l) {
       const int in = s.in[l], own = s.own_rows[l], next = s.out[l] + kPad;
-      const __half* x = l == 0 ? halves(s.batch[step % 2]) : input(l);
+      const __half* x = l == 0 ? batch(step) : input(l);
       const float* bias = floats(s.bias[l]);
       __half* const mine = input(l + 1);
       block_product<true, true>(
@@ -257,7 +181,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       // The next step's batch, copied while the columns come in, into the buffer last read by
       // the previous step.
       if (l == 0 && step + 1 < first + steps) {
-        load_batch_async(m, step + 1, halves(s.batch[(step + 1) % 2]));
+        load_batch_async(m, step + 1, batch(step + 1));
       }
       receive(arrivals, arrival, (kClusterBlocks - 1) * kOnChipRows * own * 2, phases);
     }
@@ -355,7 +279,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
 
     // The first layer's SGD: the batch as X, the masters from registers.
-    masters.update(s.own_rows[0], halves(s.dz[0]), halves(s.batch[step % 2]), halves(s.weight16[0]),
+    masters.update(s.own_rows[0], halves(s.dz[0]), batch(step), halves(s.weight16[0]),
                    learning_rate);
     bias_sgd_shared(halves(s.dz[0]), floats(s.bias[0]), s.own_rows[0], rows, learning_rate);
     __syncthreads();

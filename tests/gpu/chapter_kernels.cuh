@@ -33,8 +33,8 @@ struct ChapterKernels {
   // for the models and batches the chapter's rule takes; its GEMMs (the fields above) are those of
   // the chapter it falls back to for the rest.
   const char* persistent = nullptr;
-  // Chapter 18 on: the kernel that trains, on one thread block cluster, the small models whose
-  // weights fit in its shared memory (on_chip_refusal in chapters/18_on_chip/layout.cuh).
+  // Chapter 17 on: the kernel that trains, on one thread block cluster, the small models whose
+  // weights fit in its shared memory (model_refusal in chapters/17_cluster_model/layout.cuh).
   const char* on_chip = nullptr;
 };
 
@@ -70,8 +70,12 @@ const ChapterKernels kChapterKernels[] = {
     {"15_persistent_step", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel",
      "mnist::persistent_step::persistent_training_kernel"},
-    // 16: the on-chip kernel where the model fits on one cluster, chapter 15's kernel where its
-    // rule takes the model, chapter 14's GEMMs for everything else.
+    // 17-18: their kernel where the model fits on one cluster, chapter 15's kernel where its rule
+    // takes the model, chapter 14's GEMMs for everything else.
+    {"17_cluster_model", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
+     "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel",
+     "mnist::persistent_step::persistent_training_kernel",
+     "mnist::cluster_model::cluster_training_kernel"},
     {"18_on_chip", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel",
      "mnist::persistent_step::persistent_training_kernel",

@@ -20,10 +20,10 @@
 // 6. The chapter's newest kernels run in training: a configuration that reaches them, its first
 //    step captured and named (captured_kernels.cuh), its losses against the reference.
 // 7. From chapter 15 on, the kernel that trains many steps per launch (test_persistent_step): in
-//    the rule (seven models, awkward widths and batches among them, two on chapter 18's on-chip
-//    kernel), one kernel, the reference's losses, the same bits in one launch or two; outside it,
-//    refused with one line. Tests 1, 3 and 5 run it too: they use the chapter's own launch for
-//    their models, which its rule takes.
+//    the rule (seven models, awkward widths and batches among them, two on the cluster kernels of
+//    chapters 17-18), one kernel, the reference's losses, the same bits in one launch or two;
+//    outside it, refused with one line. Tests 1, 3 and 5 run it too: they use the chapter's own
+//    launch for their models, which its rule takes.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -508,7 +508,7 @@ struct PersistentCase {
   int batch;
   LayerSizes sizes;
   int steps;
-  bool on_chip;  // chapter 18's on-chip kernel trains it, not the grid kernel
+  bool on_chip;  // chapters 17-18's cluster kernels train it, not the grid kernel
 };
 const PersistentCase kPersistentCases[] = {
     {32, {784, 128, 128, 128, 10}, 20, true},
