@@ -2,19 +2,19 @@
 // cluster, one cluster trains it there, the blocks handing each other their results through
 // distributed shared memory instead of meeting at grid barriers in L2 (on_chip.cuh).
 //
-// Chapter 15's grid kernel pays, every phase, a round trip to L2 for its operands, another for its
+// Chapter 16's grid kernel pays, every phase, a round trip to L2 for its operands, another for its
 // stores to drain before the barrier's release, and the barrier's own atomic and polling in L2,
 // whatever the arithmetic. On chip a step has L - 1 + L - 2 waits for data, where the grid kernel
 // has 2 L barriers, and reads nothing from L2 but the batch.
 //
 // When: on_chip_refusal() (layout.cuh), batches up to 32 and 3 to 8 layers of hidden widths that
-// are multiples of 32 up to 256, on a GPU that runs a cluster of 16 blocks. Chapter 15's grid
+// are multiples of 32 up to 256, on a GPU that runs a cluster of 16 blocks. Chapter 16's grid
 // kernel trains the other models its rule takes, and chapter 14's GEMMs the rest, a step at a
 // time, and every product outside the kernels.
 #pragma once
 
 #include "14_weight_update/weight_update.cuh"
-#include "15_persistent_step/steps.cuh"
+#include "16_step_tile/steps.cuh"
 #include "18_on_chip/layout.cuh"
 #include "18_on_chip/on_chip.cuh"
 #include "gemm_interface.cuh"
@@ -22,7 +22,7 @@
 
 namespace mnist::on_chip {
 
-// Chapter 14's GEMMs outside the kernels, as in chapter 15.
+// Chapter 14's GEMMs outside the kernels, as in chapters 15 and 16.
 constexpr bool kFusedEpilogue = true;
 constexpr bool kReplayStepAsGraph = true;
 constexpr bool kNeedsSm90a = true;
@@ -31,7 +31,7 @@ inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
   weight_update::launch_weight_update_or_fall_back(p, stream);
 }
 
-// The steps of a train() call on one cluster where the model fits there, else on chapter 15's grid
+// The steps of a train() call on one cluster where the model fits there, else on chapter 16's grid
 // kernel (which refuses what its rule does not take).
 inline void train_steps(const StepBuffers& buffers, int steps, float learning_rate,
                         cudaStream_t stream) {
@@ -39,11 +39,11 @@ inline void train_steps(const StepBuffers& buffers, int steps, float learning_ra
   if (on_chip_refusal(sizes, buffers.batch).empty() && on_chip_runs_here()) {
     train_steps_on_chip(persistent_step::model_of(buffers), sizes, steps, learning_rate, stream);
   } else {
-    persistent_step::train_steps(buffers, steps, learning_rate, stream);
+    step_tile::train_steps(buffers, steps, learning_rate, stream);
   }
 }
 
 constexpr StepTraining kStepTraining = {persistent_step::steps_refusal, train_steps,
-                                        persistent_step::kScratchWordsPerRow};
+                                        step_tile::kScratchWordsPerRow};
 
 }  // namespace mnist::on_chip
