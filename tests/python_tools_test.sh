@@ -110,7 +110,8 @@ plots() {
   # exists, and skipped with a line saying so before.
   local concepts=(concept_01_naive concept_02_tiles concept_03_fragments concept_04_ring
     concept_05_split_k concept_06_epilogue concept_07_tma concept_08_wgmma concept_09_roles
-    concept_10_tile_scheduler concept_12_swap_ab_split_k concept_15_persistent_step)
+    concept_10_tile_scheduler concept_12_swap_ab_split_k concept_15_persistent_step
+    concept_16_step_tile)
   if [ -d "$root/chapters/11_clusters" ]; then
     concepts+=(concept_11_clusters)
   fi

@@ -8,8 +8,9 @@
 #   tools/draw_concepts.py    concept_01_naive.png ... concept_11_clusters.png (the chapters'
 #                             headers; chapter 11's once chapters/11_clusters exists, skipped
 #                             with a line saying so before), concept_12_swap_ab_split_k.png
-#                             (chapters 12 and 13) and concept_15_persistent_step.png
-#                             (chapter 15, docs/results/session11/ and comparison_09_10/)
+#                             (chapters 12 and 13), concept_15_persistent_step.png
+#                             (chapter 15, docs/results/session11/ and comparison_09_10/) and
+#                             concept_16_step_tile.png (chapter 16's tile.cuh)
 # Usage: tools/figures.sh [FIGURES_DIR]    (default: docs/figures)
 # Python: the first of /usr/bin/python3 (Debian's, where python3-seaborn installs) and python3
 # that imports seaborn, pandas, matplotlib and numpy.
