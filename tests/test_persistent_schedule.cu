@@ -29,8 +29,8 @@
 #include <utility>
 #include <vector>
 
-#include "15_persistent_step/schedule.cuh"
 #include "15_persistent_step/launch.cuh"
+#include "15_persistent_step/schedule.cuh"
 #include "check.hpp"
 
 using namespace mnist;
@@ -155,8 +155,7 @@ Phases kernel_phases(const Model& m, const std::function<BackwardPhase(int, int)
     phases.push_back({double(l), {work_of("forward " + std::to_string(l), x)}});
   }
   const double loss_position = loss == Loss::kInOutputPhase ? m.layers - 0.5 : m.layers;
-  phases.push_back(
-      {loss_position, {{"loss", {m.logits}, {m.layer[m.layers - 1].buffers.grad}}}});
+  phases.push_back({loss_position, {{"loss", {m.logits}, {m.layer[m.layers - 1].buffers.grad}}}});
   const int backward0 = loss == Loss::kOwnPhase ? m.layers + 1 : m.layers;
   for (int j = 0; j < m.layers; ++j) {
     const BackwardPhase phase = backward(m.layers, j);
@@ -250,7 +249,7 @@ void check_schedules() {
     const FakeModel fake(sizes);
     const std::string name = format_layer_sizes(sizes);
     const std::pair<const char*, Loss> layouts[] = {{"15", Loss::kOwnPhase},
-                                                     {"16", Loss::kInOutputPhase}};
+                                                    {"16", Loss::kInOutputPhase}};
     for (const auto& [chapter, loss] : layouts) {
       std::string problem;
       const bool ok =
@@ -258,8 +257,8 @@ void check_schedules() {
       std::printf("%s, chapter %s: %zu phases a step%s%s\n", name.c_str(), chapter,
                   2 * (sizes.size() - 1) + (loss == Loss::kOwnPhase), ok ? "" : ": ",
                   problem.c_str());
-      CHECK_MSG(ok, name + ": chapter " + chapter + "'s phases follow the trainer's order: " +
-                        problem);
+      CHECK_MSG(ok,
+                name + ": chapter " + chapter + "'s phases follow the trainer's order: " + problem);
     }
     std::string why;
     const bool loss_control_fails = !follows_trainer(

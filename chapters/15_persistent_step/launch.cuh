@@ -86,8 +86,8 @@ void launch_steps(const StepBuffers& buffers, int steps, float learning_rate, cu
   cudaLaunchAttribute attribute = {};
   attribute.id = cudaLaunchAttributeCooperative;
   attribute.val.cooperative = 1;
-  cudaLaunchConfig_t config = {dim3(std::min({resident, multiprocessors(), most_blocks})), dim3(kThreads),
-                               size_t(kSmem), stream, &attribute, 1};
+  const dim3 grid(std::min({resident, multiprocessors(), most_blocks}));
+  cudaLaunchConfig_t config = {grid, dim3(kThreads), size_t(kSmem), stream, &attribute, 1};
   CUDA_CHECK(cudaLaunchKernelEx(&config, kKernel, m, steps, learning_rate));
 }
 

@@ -13,9 +13,10 @@
 namespace mnist::persistent_step {
 
 // The rule (steps_refusal in launch.cuh): the models the persistent step takes, where its kernel
-// on 32 x 32 tiles (chapter 16's) beat chapter 14's step on the H100. The grid has one block per SM, 132 on the H100: a phase of more
-// 32 x 32 tiles runs in two rounds; and past hidden 1024 the weight gradients, width x width
-// whatever the batch, outweigh the launches the persistent step saves.
+// on 32 x 32 tiles (chapter 16's) beat chapter 14's step on the H100. The grid has one block per
+// SM, 132 on the H100: a phase of more 32 x 32 tiles runs in two rounds; and past hidden 1024 the
+// weight gradients, width x width whatever the batch, outweigh the launches the persistent step
+// saves.
 constexpr int kMaxLayers = 8;  // the kernel's parameter holds this many
 constexpr int kMaxWidth = 1024;
 constexpr int kMaxActivationTiles = 132;  // 32 x 32 tiles of batch x widest: one per block

@@ -72,7 +72,7 @@ __device__ __forceinline__ void load_operand_async(const __half* x, const int* g
   static_assert(kPixels % smem_tiling::kVector == 0, "image rows of whole 16-byte pieces");
   if (!gathered) {
     return cp_async::load_tile_async<Tile, kThreads>(x, mn_extent, k_extent, mn0, k0, vectorized,
-                                                      tile);
+                                                     tile);
   }
   smem_tiling::for_each_piece<Tile, kThreads>(
       mn_extent, k_extent, mn0, k0, tile, [&](int row, int col, int rows, int cols, __half* dst) {

@@ -15,7 +15,7 @@
 //   a phase's products one after another     one list, the longer tiles on the blocks with fewer
 //
 // The barrier, the schedule, the rule and the cooperative launch are chapter 15's; the same
-// arithmetic, and the same bits, as the step-by-step trainer.
+// arithmetic as the step-by-step trainer.
 #pragma once
 
 #include "14_weight_update/weight_update.cuh"
@@ -34,7 +34,8 @@ inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
   weight_update::launch_weight_update_or_fall_back(p, stream);
 }
 
-// All the steps of a train() call in one launch, where chapter 15's steps_refusal() takes the model.
+// All the steps of a train() call in one launch, where chapter 15's steps_refusal() takes the
+// model.
 constexpr StepTraining kStepTraining = {steps_refusal, train_steps, kScratchWordsPerRow};
 
 }  // namespace mnist::step_tile

@@ -29,8 +29,8 @@ __device__ inline float* loss_partials(const Model& m) {
 
 // The output layer's tiles, each followed by the loss of its rows: a tile holds whole rows of
 // logits (kClasses <= kTileN), so the block that has just written them takes their softmax
-// cross-entropy and dZ at once, and leaves their loss sum in loss_partials(m)[tile] for block 0 to add
-// up after the barrier, in tile order (the same bits in every run). The loss needs no phase.
+// cross-entropy and dZ at once, and leaves their loss sum in loss_partials(m)[tile] for block 0 to
+// add up after the barrier, in tile order (the same bits in every run). The loss needs no phase.
 __device__ inline void output_layer_and_loss(const Model& m, const Product& x, int rows,
                                              const int* batch_order, uint8_t* smem) {
   static_assert(kClasses <= kTileN, "a tile of the output layer holds whole rows of logits");
@@ -141,8 +141,8 @@ __device__ inline void backward_phase(const Model& m, int j, int rows, const int
       units > int(gridDim.x) ? min(units % int(gridDim.x), dw_tiles[0] + dw_tiles[1]) : 0;
   for (int unit = blockIdx.x; unit < units; unit += gridDim.x) {
     if (unit >= dx_first && unit < dx_first + dx_tiles) {
-      multiply_step_tile<kBackwardData.a, kBackwardData.b, EpilogueKind::kReluGrad>(dx, unit - dx_first,
-                                                                               smem);
+      multiply_step_tile<kBackwardData.a, kBackwardData.b, EpilogueKind::kReluGrad>(
+          dx, unit - dx_first, smem);
       continue;
     }
     const int w = unit < dx_first ? unit : unit - dx_tiles;  // the weight tiles' own count

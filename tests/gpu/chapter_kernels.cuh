@@ -78,8 +78,7 @@ const ChapterKernels kChapterKernels[] = {
     // rule takes the model, chapter 14's GEMMs for everything else.
     {"18_on_chip", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel",
-     "mnist::step_tile::persistent_training_kernel",
-     "mnist::on_chip::on_chip_training_kernel"},
+     "mnist::step_tile::persistent_training_kernel", "mnist::on_chip::on_chip_training_kernel"},
 };
 // What chapters 07-10 fall back to, and what the skinny-product chapters fall back to.
 const ChapterKernels& kChapter06 = kChapterKernels[5];
