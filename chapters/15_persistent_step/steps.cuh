@@ -93,8 +93,8 @@ __global__ void __launch_bounds__(kThreads)
   if (blockIdx.x == 0 && threadIdx.x == 0) *m.step_index = first + steps;
 }
 
-// The trainer's scratch for the kernel (StepData::scratch): the grid barrier's word, which a word
-// a batch row holds at any batch.
+// The trainer's scratch for the kernel (StepData::scratch): the grid barrier's word, for which one
+// word a batch row is enough at any batch.
 constexpr int kScratchWordsPerRow = 1;
 
 inline void train_steps(const StepBuffers& buffers, int steps, float learning_rate,
