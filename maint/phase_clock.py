@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Chapter 15's phase clock: patches a copy of the tree so that the trainer prints where a step's
+"""Chapter 16's phase clock: patches a copy of the tree so that the trainer prints where a step's
 time goes, and turns what two patched trainers printed into one CSV.
 
     maint/phase_clock.py TREE
     maint/phase_clock.py csv DIR BEFORE AFTER --sm-clock-mhz MHZ --date DATE --gpu GPU
 
 TREE: for measuring only, never for a commit: block 0's thread 0 reads clock64() after each
-phase's barrier (the two barrier lines of chapters/15_persistent_step/steps.cuh, found by their
+phase's barrier (the two barrier lines of chapters/16_step_tile/steps.cuh, found by their
 comments, whatever barrier they call), adds up each phase's cycles over the launch's steps and
 prints, at the end of the launch, one line: "phases grid BLOCKS steps STEPS total CYCLES
 cycles/step: P0 P1 ...", the 2 L phases' cycles a step in order (forward 0 .. L-1, backward
@@ -23,7 +23,7 @@ import sys
 
 
 def patch_tree(tree):
-    path = tree + "/chapters/15_persistent_step/steps.cuh"
+    path = tree + "/chapters/16_step_tile/steps.cuh"
     text = open(path).read()
 
     def patch(pattern, replacement):
@@ -32,8 +32,8 @@ def patch_tree(tree):
         if count != 1:
             sys.exit(f"error: {path}: {count} matches for {pattern!r}, 1 expected")
 
-    patch(r"^namespace mnist::persistent_step \{\n",
-          "namespace mnist::persistent_step {\n#define PHASE_MARK(i) if (blockIdx.x == 0 && "
+    patch(r"^namespace mnist::step_tile \{\n",
+          "namespace mnist::step_tile {\n#define PHASE_MARK(i) if (blockIdx.x == 0 && "
           "threadIdx.x == 0) { long long c = clock64(); pc[i] += c - pt; pt = c; }\n")
     patch(r"^(  const int first = \*m\.step_index;\n)",
           r"\1  long long pc[20] = {}; long long pt = clock64(); const long long t_start = pt;\n")

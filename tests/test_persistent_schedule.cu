@@ -1,5 +1,6 @@
-// Chapter 15's persistent step, without a GPU: its schedule of phases against the order in which
-// the step-by-step trainer (common/trainer.cu, launch_step) runs the same work, and its rule.
+// The persistent step of chapters 15 and 16, without a GPU: its schedule of phases against the
+// order in which the step-by-step trainer (common/trainer.cu, launch_step) runs the same work, and
+// its rule.
 //   test_persistent_schedule
 // 1. Wiring. Each product the kernel builds for a phase (chapters/15_persistent_step/schedule.cuh)
 //    reads and writes the buffers the trainer's step does for it, restated here: the forward
@@ -10,14 +11,15 @@
 // 2. Order. Every piece of the trainer's step (forward 0 .. L-1, the loss, then for l = L-1 .. 0
 //    backward data and weight product, then the biases) runs in exactly one phase, and any two
 //    that touch the same buffer, one of them writing it, run in different phases and in the
-//    trainer's order: a grid barrier separates phases, nothing orders the work inside one, with
-//    one exception the kernel relies on: the loss runs in the output layer's phase, each block
-//    taking the softmax of the rows of the logits tile it has just written (a tile holds whole
-//    rows), so the loss counts as half a phase after the output layer's product.
+//    trainer's order: a grid barrier separates phases, nothing orders the work inside one. The
+//    loss is a phase of its own in chapter 15; chapter 16 runs it in the output layer's phase,
+//    each block taking the softmax of the rows of the logits tile it has just written (a tile
+//    holds whole rows), so there it counts as half a phase after the output layer's product.
 // 3. The rule (steps_refusal): the widths, batches and depths it takes, and one line naming the
 //    number it refuses.
 // Controls: a schedule that updates a layer in the phase whose backward-data product reads its
-// weights, and one that updates it in the phase that computes its dZ, must both fail the order.
+// weights, one that updates it in the phase that computes its dZ, and a loss in the first
+// backward phase (which reads the dZ the loss writes) must all fail the order.
 // Built only with nvcc (the chapter's headers hold device code); runs on the CPU.
 #include <cstdint>
 #include <cstdio>
@@ -27,8 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include "15_persistent_step/launch.cuh"
 #include "15_persistent_step/schedule.cuh"
-#include "15_persistent_step/steps.cuh"
 #include "check.hpp"
 
 using namespace mnist;
@@ -132,12 +134,16 @@ bool same_work(const Work& a, const Work& b) {
   return a.reads == b.reads && a.writes == b.writes;
 }
 
+// Where a kernel runs the loss: the phase after the output layer's (chapter 15), half a phase after
+// it in the same blocks (chapter 16), or, as a control, in the first backward phase.
+enum class Loss { kOwnPhase, kInOutputPhase, kInFirstBackwardPhase };
+
 // The phases of one step as the kernel runs them, each a list of works at a position in the step
-// (a barrier between whole positions; the loss half a position after the output layer's product,
-// in the same blocks); `backward` gives backward phase j (the chapter's backward_phase_of, or a
-// control).
+// (a barrier between whole positions); `backward` gives backward phase j (the chapter's
+// backward_phase_of, or a control).
 using Phases = std::vector<std::pair<double, std::vector<Work>>>;
-Phases kernel_phases(const Model& m, const std::function<BackwardPhase(int, int)>& backward) {
+Phases kernel_phases(const Model& m, const std::function<BackwardPhase(int, int)>& backward,
+                     Loss loss) {
   const int batch_order_marker = 0;
   const int* batch_order = &batch_order_marker;
   Phases phases;
@@ -148,8 +154,9 @@ Phases kernel_phases(const Model& m, const std::function<BackwardPhase(int, int)
     CHECK_MSG((x.a_gathered == batch_order) == (l == 0), "only layer 0 gathers the batch");
     phases.push_back({double(l), {work_of("forward " + std::to_string(l), x)}});
   }
-  phases.push_back({m.layers - 0.5,  // the kernel's loss, in the output layer's phase
-                    {{"loss", {m.logits}, {m.layer[m.layers - 1].buffers.grad}}}});
+  const double loss_position = loss == Loss::kInOutputPhase ? m.layers - 0.5 : m.layers;
+  phases.push_back({loss_position, {{"loss", {m.logits}, {m.layer[m.layers - 1].buffers.grad}}}});
+  const int backward0 = loss == Loss::kOwnPhase ? m.layers + 1 : m.layers;
   for (int j = 0; j < m.layers; ++j) {
     const BackwardPhase phase = backward(m.layers, j);
     std::vector<Work> works;
@@ -167,7 +174,7 @@ Phases kernel_phases(const Model& m, const std::function<BackwardPhase(int, int)
       const LayerBuffers& y = m.layer[l].buffers;
       works.push_back({"bias " + std::to_string(l), {y.grad, y.bias}, {y.bias}});
     }
-    phases.push_back({m.layers + j, works});
+    phases.push_back({backward0 + j, works});
   }
   return phases;
 }
@@ -241,11 +248,24 @@ void check_schedules() {
   for (const LayerSizes& sizes : models) {
     const FakeModel fake(sizes);
     const std::string name = format_layer_sizes(sizes);
-    std::string problem;
-    const bool ok = follows_trainer(fake.m, kernel_phases(fake.m, backward_phase_of), problem);
-    std::printf("%s: %zu phases a step%s%s\n", name.c_str(), 2 * (sizes.size() - 1), ok ? "" : ": ",
-                problem.c_str());
-    CHECK_MSG(ok, name + ": the kernel's phases follow the trainer's order: " + problem);
+    const std::pair<const char*, Loss> layouts[] = {{"15", Loss::kOwnPhase},
+                                                    {"16", Loss::kInOutputPhase}};
+    for (const auto& [chapter, loss] : layouts) {
+      std::string problem;
+      const bool ok =
+          follows_trainer(fake.m, kernel_phases(fake.m, backward_phase_of, loss), problem);
+      std::printf("%s, chapter %s: %zu phases a step%s%s\n", name.c_str(), chapter,
+                  2 * (sizes.size() - 1) + (loss == Loss::kOwnPhase), ok ? "" : ": ",
+                  problem.c_str());
+      CHECK_MSG(ok,
+                name + ": chapter " + chapter + "'s phases follow the trainer's order: " + problem);
+    }
+    std::string why;
+    const bool loss_control_fails = !follows_trainer(
+        fake.m, kernel_phases(fake.m, backward_phase_of, Loss::kInFirstBackwardPhase), why);
+    std::printf("  control, the loss in the first backward phase: %s\n",
+                loss_control_fails ? why.c_str() : "PASSES");
+    CHECK_MSG(loss_control_fails, name + ": the order check tells apart a loss beside backward 0");
     if (fake.m.layers < 2) continue;
     // Controls, each layer still updated once. Phase j updates the layer whose backward-data
     // product it runs (which reads the fp16 weights the update writes); or the layer whose dZ that
@@ -266,7 +286,8 @@ void check_schedules() {
     };
     for (const auto& [control, backward] : controls) {
       std::string why;
-      const bool fails = !follows_trainer(fake.m, kernel_phases(fake.m, backward), why);
+      const bool fails =
+          !follows_trainer(fake.m, kernel_phases(fake.m, backward, Loss::kOwnPhase), why);
       std::printf("  control, %s: %s\n", control, fails ? why.c_str() : "PASSES");
       CHECK_MSG(fails, name + ": the order check tells apart " + control);
     }

@@ -108,7 +108,7 @@ CONSTANTS = {
     # the swap AB and split-K figure)
     "ch12_max_batch": ("chapters/12_swap_ab/tiles.cuh", "kMaxBatch"),
     "ch12_max_splits": ("chapters/13_split_k_in_kernel/split_kernel.cuh", "kMostSplits"),
-    # chapters/15_persistent_step/tile.cuh (drawn by concept_10, the persistent step figure)
+    # chapters/15_persistent_step/tile.cuh (drawn by concept_15 and concept_16)
     "ch15_tile_m": ("chapters/15_persistent_step/tile.cuh", "kTileM"),
     "ch15_tile_n": ("chapters/15_persistent_step/tile.cuh", "kTileN"),
 }
@@ -2059,6 +2059,82 @@ def concept_18(k, figures):
     canvas.save(figures, "concept_18_on_chip.png")
 
 
+# Chapter 16's block tiles: StepTile<tiles M, tiles N, K tile, chains>, read from its tile.cuh.
+CH16_TILE_HEADER = "chapters/16_step_tile/tile.cuh"
+
+
+def read_step_tile(name):
+    """(tiles M, tiles N, K tile, chains) of `using NAME = StepTile<...>;` in chapter 16's tile.cuh."""
+    with open(os.path.join(ROOT, CH16_TILE_HEADER)) as f:
+        found = re.search(rf"using {name} = StepTile<(\d+), (\d+), (\d+), (\d+)>;", f.read())
+    if not found:
+        error(f"{CH16_TILE_HEADER}: no `using {name} = StepTile<...>;`")
+    return tuple(int(v) for v in found.groups())
+
+
+def concept_16(k, figures):
+    """One warp's steps of 16 along K: chapter 15's one accumulator chain against chapter 16's
+    kChains chains; and the weight gradients' 2 x 2 tile of 32 x 32 tiles, a warp's fragments
+    shared among them."""
+    tile_m, tile_n, mma_m, mma_n, mma_k = (k["ch15_tile_m"], k["ch15_tile_n"], k["mma_m"],
+                                           k["mma_n"], k["mma_k"])
+    _, _, layer_k, chains = read_step_tile("LayerTile")
+    wide_m, wide_n, weight_k, weight_chains = read_step_tile("WeightTile")
+    steps = layer_k // mma_k
+    canvas = Canvas(1400, 660, "Chapter 16: the persistent step's tiles, made fast")
+    colors = [OKABE_ITO[c] for c in ("vermillion", "blue", "green", "purple")]
+
+    def chain_row(y, title, sub, count):
+        canvas.text(40, y - 44, title, size=13, weight="bold")
+        canvas.text(40, y - 22, sub, size=11)
+        w, gap = 58, 10
+        for s in range(steps):
+            c = s % count
+            x = 60 + s * (w + gap)
+            canvas.rect(x, y, w, 34, face=tint(colors[c % len(colors)], 0.35),
+                        edge=colors[c % len(colors)], lw=1.2, text=f"k {s * mma_k}", size=10)
+            if s >= count:  # waits for the mma `count` steps back: same accumulators
+                back = 60 + (s - count) * (w + gap)
+                canvas.arrow(back + w / 2, y + 36, x + w / 2, y + 36, color=GRID, lw=1.0,
+                             rad=0.35 if count > 1 else 0.6)
+        canvas.text(60 + steps * (w + gap) + 10, y + 17, f"{count} set{'s' if count > 1 else ''}"
+                    " of accumulators", size=11)
+
+    chain_row(110, "Chapter 15: one chain",
+              f"a warp's {mma_m} x {mma_n} mma tile over {layer_k} of K: each mma.sync adds to "
+              "the accumulators the one before it wrote, and waits for it", 1)
+    chain_row(260, f"Chapter 16: kChains = {chains} chains (LayerTile, K tiles of {layer_k})",
+              f"step s goes to chain s % {chains}: an mma waits for the one {chains} back; the "
+              "chains are added once, in the epilogue", chains)
+
+    # The weight gradient's tile: wide_m x wide_n tiles of 32 x 32, the same warp in each.
+    x0, y0, cell = 60, 420, 3.0
+    canvas.text(40, y0 - 40, f"Chapter 16: WeightTile, {wide_m} x {wide_n} tiles of {tile_m} x "
+                f"{tile_n} ({wide_m * tile_m} x {wide_n * tile_n} of dW, K = the batch in "
+                f"tiles of {weight_k}, {weight_chains} chains)", size=13, weight="bold")
+    warps_m, warps_n = tile_m // mma_m, tile_n // mma_n
+    for i in range(wide_m):
+        for j in range(wide_n):
+            tx, ty = x0 + j * tile_n * cell, y0 + i * tile_m * cell
+            canvas.rect(tx, ty, tile_n * cell, tile_m * cell, face=tint(C_COLOR, 0.1),
+                        edge=C_COLOR, lw=1.6)
+            canvas.grid(tx, ty, warps_n, warps_m, mma_n * cell, mma_m * cell, lw=0.4)
+            wm, wn = 1, 1  # warp 5 of 8: mma row 1, column 1
+            canvas.rect(tx + wn * mma_n * cell, ty + wm * mma_m * cell, mma_n * cell,
+                        mma_m * cell, face=tint(MMA_COLOR, 0.6), edge=MMA_COLOR, lw=1.0)
+    rx = x0 + wide_n * tile_n * cell + 40
+    notes(canvas, rx, y0, [
+        ("", f"Warp {warps_n + 1} (shaded) owns the same {mma_m} x {mma_n} mma tile in each of the "
+             f"{wide_m * wide_n} tiles: it loads {wide_m} A fragments and {wide_n} B fragments a "
+             f"step and issues {wide_m * wide_n} mma.sync with them, where chapter 15 loads one "
+             "of each per mma."),
+        ("", "A weight gradient is short in K (the batch) and has many tiles: the wide tile "
+             "halves the loads per mma where a phase has enough of them for every block; "
+             "otherwise the 32 x 32 tile spreads them over more blocks."),
+    ], width=92, size=12)
+    canvas.save(figures, "concept_16_step_tile.png")
+
+
 def main():
     figures = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs", "figures")
     os.makedirs(figures, exist_ok=True)
@@ -2077,6 +2153,7 @@ def main():
     concept_11_clusters(k, figures)
     concept_12(k, figures)
     concept_15(k, figures)
+    concept_16(k, figures)
     concept_17(k, figures)
     concept_18(k, figures)
 

@@ -10,6 +10,7 @@
 #                             with a line saying so before), concept_12_swap_ab_split_k.png
 #                             (chapters 12 and 13), concept_15_persistent_step.png
 #                             (chapter 15, docs/results/session11/ and comparison_09_10/),
+#                             concept_16_step_tile.png (chapter 16's tile.cuh),
 #                             concept_17_cluster_model.png and concept_18_on_chip.png
 # Usage: tools/figures.sh [FIGURES_DIR]    (default: docs/figures)
 # Python: the first of /usr/bin/python3 (Debian's, where python3-seaborn installs) and python3

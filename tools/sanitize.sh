@@ -47,9 +47,10 @@ for test in "$build"/tests/test_gemm_*; do
   done
 done
 # Every tool on the trainers too: the kernels of chapters 15-18, which run the whole step, run
-# only there, at batch 96 chapter 15's grid kernel and at batch 32 the cluster kernels of
-# chapters 17-18 (batches up to 32); at batch 40, hidden 1000 the grid kernel takes its weight gradients on the
-# 64 x 64 tile, and at batch 128, hidden 1024, the widest its rule takes, at the most tiles (128).
+# only there, at batch 96 the grid kernels of chapters 15 and 16 and at batch 32 the cluster
+# kernels of chapters 17-18 (batches up to 32); at batch 40, hidden 1000 chapter 16's grid kernel
+# takes its weight gradients on the 64 x 64 tile, and at batch 128, hidden 1024, the widest the
+# rule takes, the grid kernels run at the most tiles (128).
 # At batch 32 chapter 14's weight update takes the first layer's weight gradient (64 x 784 x 32).
 for trainer in "$build"/chapters/train_*; do
   [ -f "$trainer" ] && [ -x "$trainer" ] || continue
@@ -59,8 +60,8 @@ for trainer in "$build"/chapters/train_*; do
       case $shape in
         96x64) label=${tool}_train_$chapter ;;
         32x64) label=${tool}_train_b32_$chapter ;;
-        40x1000) [[ $chapter == 15_* ]] || continue; label=${tool}_train_wide_$chapter ;;
-        128x1024) [[ $chapter == 15_* ]] || continue; label=${tool}_train_widest_$chapter ;;
+        40x1000) [[ $chapter == 16_* ]] || continue; label=${tool}_train_wide_$chapter ;;
+        128x1024) [[ $chapter == 1[56]_* ]] || continue; label=${tool}_train_widest_$chapter ;;
       esac
       sanitize "$tool" "$label" "$trainer" --hidden ${shape#*x} --batch ${shape%x*} --epochs 1 \
         --max-steps 3 --out-dir "$logs/$label"

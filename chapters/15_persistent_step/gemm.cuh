@@ -6,15 +6,15 @@
 //
 //   step by step (chapters 06-14)           persistent (this chapter)
 //   per step, one kernel each:              one launch for all the steps of a train() call:
-//     gather, forward 0 .. L-1, loss,         step 1: fwd 0 | ... | fwd L-1, loss | bwd 0 |
+//     gather, forward 0 .. L-1, loss,         step 1: fwd 0 | ... | fwd L-1 | loss | bwd 0 |
 //     backward data and weights per layer,    step 2: fwd 0 | ... (no launch in between)
-//     bias SGD: 3 L + 2 kernels or more       each | a grid barrier: 2 L a step
+//     bias SGD: 3 L + 2 kernels or more       each | a grid barrier: 2 L + 1 a step
 //
 // Within a phase (schedule.cuh) the blocks share out 32 x 32 tiles of its products (tile.cuh)
 // through the epilogues of chapters 06 on; between phases a grid barrier (grid_barrier.cuh) makes
 // every block's writes visible to every block. Same arithmetic as the step-by-step trainer.
 //
-// When: steps_refusal() (steps.cuh), hidden widths up to 1024 where the batch times the widest
+// When: steps_refusal() (launch.cuh), hidden widths up to 1024 where the batch times the widest
 // hidden layer is at most 132 tiles of 32 x 32: the trainer's default there (step_launch_for),
 // chapter 14's GEMMs elsewhere and for every product outside the kernel (the evaluation).
 #pragma once

@@ -12,10 +12,11 @@
 
 namespace mnist::persistent_step {
 
-// The rule (steps_refusal in steps.cuh): the models the persistent step takes, where it beat
-// chapter 14's step on the H100. The grid has one block per SM, 132 on the H100: a phase of more
-// 32 x 32 tiles runs in two rounds; and past hidden 1024 the weight gradients, width x width
-// whatever the batch, outweigh the launches the persistent step saves.
+// The rule (steps_refusal in launch.cuh): the models the persistent step takes, where its kernel
+// on 32 x 32 tiles (chapter 16's) beat chapter 14's step on the H100. The grid has one block per
+// SM, 132 on the H100: a phase of more 32 x 32 tiles runs in two rounds; and past hidden 1024 the
+// weight gradients, width x width whatever the batch, outweigh the launches the persistent step
+// saves.
 constexpr int kMaxLayers = 8;  // the kernel's parameter holds this many
 constexpr int kMaxWidth = 1024;
 constexpr int kMaxActivationTiles = 132;  // 32 x 32 tiles of batch x widest: one per block
@@ -30,12 +31,11 @@ struct Layer {
 };
 
 // The trainer's StepBuffers as one kernel parameter: the layers in an array of fixed size, and
-// the scratch (StepData::scratch) as the barrier's word and the loss partials after it.
+// the scratch (StepData::scratch) starting with the barrier's word.
 struct Model : StepData {
   int layers;
   Layer layer[kMaxLayers];
-  float* loss_partials;  // a loss sum per row tile of the output layer, summed by block 0
-  unsigned* barrier;     // grid_barrier's count
+  unsigned* barrier;  // grid_barrier's count
 };
 
 // Layer l's input X: the batch (the training images, gathered through the order) for layer 0,

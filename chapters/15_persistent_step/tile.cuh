@@ -1,18 +1,15 @@
-// One block tile of one product of a training step, through its epilogue: the unit of work of the
-// persistent kernel (steps.cuh), from chapter 02's shared tiles, chapter 03's mma.sync, chapter
-// 04's cp.async ring and the epilogues of common/epilogue.cuh.
+// One 32 x 32 block tile of one product of a training step, through its epilogue: the unit of work
+// of the persistent kernel (steps.cuh), from chapter 02's shared tiles, chapter 03's mma.sync,
+// chapter 04's cp.async ring and the epilogues of common/epilogue.cuh.
 //
-// A small model's products are small (32 x 128 x 784 at batch 32, hidden 128), so the tile is
-// 32 x 32: one 16 x 8 mma tile for each of the 8 warps, over all of K, the steps of 16 going to
-// kChains sets of accumulators in turn so that each mma waits for the one kChains back.
+// A small model's products are small (32 x 128 x 784 at batch 32, hidden 128): a 128 x 128 tile
+// would give one block work. Here each of the 8 warps multiplies one 16 x 8 mma tile over all of K:
 //
 //   C tile 32 x 32:  | warp 0 | warp 1 | warp 2 | warp 3 |   rows  0-15
 //                    | warp 4 | warp 5 | warp 6 | warp 7 |   rows 16-31
 //
-// The weight gradients (K = the batch, one short K tile, and many tiles) take 2 x 2 of those tiles
-// at once (WeightTile), sharing each warp's fragments between them. The epilogue's own inputs are
-// loaded before the K loop, while the copies are in flight; the first layer's tiles copy the
-// batch's rows straight from the training images, through the epoch's order.
+// The first layer's tiles copy the batch's rows straight from the training images, through the
+// epoch's order.
 #pragma once
 
 #include <algorithm>
@@ -36,32 +33,20 @@ constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kTileM = 32;                  // rows of C a block's warps cover, an mma tile each
 constexpr int kTileN = 32;                  // columns of C a block's warps cover, an mma tile each
+constexpr int kTileK = 64;                  // K a stage holds: 256 16-byte pieces, one a thread
 constexpr int kStages = 4;                  // K tiles in the ring
 constexpr int kMmaTilesM = kTileM / kMmaM;  // 2
 constexpr int kMmaTilesN = kTileN / kMmaN;  // 4
 static_assert(kMmaTilesM * kMmaTilesN == kWarps, "a warp per mma tile");
 
-// A block tile: kTilesM x kTilesN of the 32 x 32 tiles, K copied kTileK columns a stage, the steps
-// of 16 along K going to kChains sets of accumulators in turn.
-template <int kTilesMOf, int kTilesNOf, int kTileKOf, int kChainsOf>
-struct StepTile {
-  static constexpr int kTilesM = kTilesMOf, kTilesN = kTilesNOf;
-  static constexpr int kM = kTilesM * kTileM, kN = kTilesN * kTileN;
-  static constexpr int kTileK = kTileKOf, kChains = kChainsOf;
-  static_assert(kTileK % (kChains * kMmaK) == 0 && kChains % 2 == 0, "whole rounds, B in pairs");
-};
-using LayerTile = StepTile<1, 1, 128, 4>;  // forward and backward-data products
-using WeightTile = StepTile<2, 2, 32, 2>;  // weight gradients: K is the batch
-
-template <Op kOpA, Op kOpB, class Tile>
-using RingFor = cp_async::Ring<SmemTile<Tile::kM, Tile::kTileK, kOpA == Op::N>,
-                               SmemTile<Tile::kN, Tile::kTileK, kOpB == Op::T>, kStages>;
+template <Op kOpA, Op kOpB>
+using TileRing = cp_async::Ring<SmemTile<kTileM, kTileK, kOpA == Op::N>,
+                                SmemTile<kTileN, kTileK, kOpB == Op::T>, kStages>;
 
 // Shared memory a block needs for any of the step's products: the largest of their rings.
-constexpr int kSmemBytes =
-    std::max({RingFor<kForward.a, kForward.b, LayerTile>::kBytes,
-              RingFor<kBackwardData.a, kBackwardData.b, LayerTile>::kBytes,
-              RingFor<kBackwardWeight.a, kBackwardWeight.b, WeightTile>::kBytes});
+constexpr int kTileSmemBytes = std::max({TileRing<kForward.a, kForward.b>::kBytes,
+                                         TileRing<kBackwardData.a, kBackwardData.b>::kBytes,
+                                         TileRing<kBackwardWeight.a, kBackwardWeight.b>::kBytes});
 
 // A product of the step: the problem and its epilogue, and how its operands may be read.
 struct Product {
@@ -73,35 +58,50 @@ struct Product {
   const int* b_gathered = nullptr;
 };
 
-// The Tile-sized tiles of a rows x cols C.
-template <class Tile>
+// The 32 x 32 tiles of a rows x cols C.
 __host__ __device__ inline int tiles_of(int rows, int cols) {
-  return (rows + Tile::kM - 1) / Tile::kM * ((cols + Tile::kN - 1) / Tile::kN);
+  return (rows + kTileM - 1) / kTileM * ((cols + kTileN - 1) / kTileN);
 }
 
+// Chapter 04's load_tile_async, or, where `gathered` is not null, the same for an operand whose
+// stored row r is image gathered[r] (rows of kPixels halves, which every 16-byte copy allows).
 template <class Tile>
-__host__ __device__ inline int tiles_of(const GemmProblem& p) {
-  return tiles_of<Tile>(p.m, p.n);
-}
-
-// Chapter 04's load_tile_async for an operand whose stored row r is image gathered[r]: rows of
-// kPixels halves, which every 16-byte copy allows.
-template <class Tile>
-__device__ __forceinline__ void load_gathered_tile_async(const __half* images, const int* gathered,
-                                                         int mn_extent, int k_extent, int mn0,
-                                                         int k0, __half* tile) {
+__device__ __forceinline__ void load_operand_async(const __half* x, const int* gathered,
+                                                   bool vectorized, int mn_extent, int k_extent,
+                                                   int mn0, int k0, __half* tile) {
   static_assert(kPixels % smem_tiling::kVector == 0, "image rows of whole 16-byte pieces");
+  if (!gathered) {
+    return cp_async::load_tile_async<Tile, kThreads>(x, mn_extent, k_extent, mn0, k0, vectorized,
+                                                     tile);
+  }
   smem_tiling::for_each_piece<Tile, kThreads>(
       mn_extent, k_extent, mn0, k0, tile, [&](int row, int col, int rows, int cols, __half* dst) {
         const bool inside = row < rows && col < cols;
-        const __half* src = inside ? images + size_t(gathered[row]) * cols + col : images;
-        cp_async::cp_async_16(dst, src, inside ? 16 : 0);
+        cp_async::cp_async_16(dst, inside ? x + size_t(gathered[row]) * cols + col : x,
+                              inside ? 16 : 0);
       });
+}
+
+// K tile t (kTileKOf columns of K) of both operands into stage t % kStages of the Ring: one
+// cp.async group a call, empty past the last K tile, so that "tile t has landed" is always the
+// same wait.
+template <class Ring, int kTileKOf>
+__device__ __forceinline__ void load_stage(const Product& x, int row0, int col0, int t,
+                                           __half* ring) {
+  const GemmProblem& p = x.p;
+  if (t < (p.k + kTileKOf - 1) / kTileKOf) {
+    const int k0 = t * kTileKOf;
+    __half* a = ring + t % kStages * Ring::kStageElements;
+    load_operand_async<typename Ring::A>(p.a, x.a_gathered, x.a_vectorized, p.m, p.k, row0, k0, a);
+    load_operand_async<typename Ring::B>(p.b, x.b_gathered, x.b_vectorized, p.n, p.k, col0, k0,
+                                         a + Ring::A::kElements);
+  }
+  cp_async::cp_async_commit();
 }
 
 // The B fragments of one 16 x 8 piece of op(B) at two steps of K, (k, n) and (k + 16, n): one
 // ldmatrix.x4 fetches the 8 x 8 matrices at k, k + 8, k + 16 and k + 24 (chapter 03's
-// load_b_fragments fetches two pieces side by side along n instead).
+// load_b_fragments fetches two pieces side by side along n, for a warp tile twice as wide).
 template <class Tile>
 __device__ __forceinline__ void load_b_fragments_along_k(const __half* tile, int k, int n, int lane,
                                                          uint32_t (&b0)[2], uint32_t (&b1)[2]) {
@@ -115,126 +115,52 @@ __device__ __forceinline__ void load_b_fragments_along_k(const __half* tile, int
   b0[0] = r[0], b0[1] = r[1], b1[0] = r[2], b1[1] = r[3];
 }
 
-// Block tile `tile` of x.p (row-major over the Tile-sized tiles of C), all of K, through the
-// epilogue kKind. Every thread of the block calls it; `smem` holds kSmemBytes.
-template <Op kOpA, Op kOpB, EpilogueKind kKind, class Tile = LayerTile>
+// 32 x 32 tile `tile` of x.p (row-major over the tiles of C), all of K, through the epilogue kKind.
+// Every thread of the block calls it; `smem` holds kTileSmemBytes.
+template <Op kOpA, Op kOpB, EpilogueKind kKind>
 __device__ void multiply_tile(const Product& x, int tile, uint8_t* smem) {
-  using Ring = RingFor<kOpA, kOpB, Tile>;
-  using ATile = typename Ring::A;
-  using BTile = typename Ring::B;
-  constexpr int kTilesM = Tile::kTilesM, kTilesN = Tile::kTilesN;
-  constexpr int kTileK = Tile::kTileK, kChains = Tile::kChains;
+  using Ring = TileRing<kOpA, kOpB>;
   const GemmProblem& p = x.p;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int tiles_n = (p.n + Tile::kN - 1) / Tile::kN;
-  const int row0 = tile / tiles_n * Tile::kM, col0 = tile % tiles_n * Tile::kN;
+  const int tiles_n = (p.n + kTileN - 1) / kTileN;
+  const int row0 = tile / tiles_n * kTileM, col0 = tile % tiles_n * kTileN;
+  const int warp_row = warp / kMmaTilesN * kMmaM, warp_col = warp % kMmaTilesN * kMmaN;
   const int k_tiles = (p.k + kTileK - 1) / kTileK;
   __half* const ring = reinterpret_cast<__half*>(smem);
 
-  // One group per K tile, empty past the last, so "tile t has landed" is always the same wait.
-  const auto load_stage = [&](int t) {
-    if (t < k_tiles) {
-      __half* a = ring + t % kStages * Ring::kStageElements;
-      __half* b = a + ATile::kElements;
-      const int k0 = t * kTileK;
-      if (x.a_gathered) {
-        load_gathered_tile_async<ATile>(p.a, x.a_gathered, p.m, p.k, row0, k0, a);
-      } else {
-        cp_async::load_tile_async<ATile, kThreads>(p.a, p.m, p.k, row0, k0, x.a_vectorized, a);
-      }
-      if (x.b_gathered) {
-        load_gathered_tile_async<BTile>(p.b, x.b_gathered, p.n, p.k, col0, k0, b);
-      } else {
-        cp_async::load_tile_async<BTile, kThreads>(p.b, p.n, p.k, col0, k0, x.b_vectorized, b);
-      }
-    }
-    cp_async::cp_async_commit();
-  };
-
-  for (int t = 0; t < kStages - 1; ++t) load_stage(t);
-
-  // What the epilogue reads besides the product was written phases ago: loaded now, during the
-  // copies. A thread's elements are its mma fragment's places (mma.cuh) in its warp's mma tile of
-  // each 32 x 32 tile (i, j).
-  const bool paired = columns_paired<kKind>(p);
-  const int mma_m = warp / kMmaTilesN, mma_n = warp % kMmaTilesN;  // the warp's mma tile
-  const auto row_of = [&](int i, int h) {  // h = 0: row lane / 4, v[0..1]; 1: lane / 4 + 8, v[2..3]
-    return row0 + i * kTileM + mma_m * kMmaM + lane / 4 + h * 8;
-  };
-  const auto col_of = [&](int j) { return col0 + j * kTileN + mma_n * kMmaN + lane % 4 * 2; };
-  float2 input[kTilesM][kTilesN][2];
-#pragma unroll
-  for (int i = 0; i < kTilesM; ++i) {
-#pragma unroll
-    for (int j = 0; j < kTilesN; ++j) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = row_of(i, h), col = col_of(j);
-        input[i][j][h] = row < p.m && col < p.n ? epilogue_input_pair<kKind>(p, row, col, paired)
-                                                : float2{0.0f, 0.0f};
-      }
-    }
-  }
-
-  // chain c: the steps of 16 at k = 16 c, 16 (c + kChains), ...
-  float acc[kTilesM][kTilesN][kChains][4] = {};
+  for (int t = 0; t < kStages - 1; ++t) load_stage<Ring, kTileK>(x, row0, col0, t, ring);
+  float acc[4] = {};
   for (int t = 0; t < k_tiles; ++t) {
     cp_async::cp_async_wait<kStages - 2>();
     // Tile t is in for everyone, and everyone is done with tile t - 1, whose stage is refilled.
     __syncthreads();
-    load_stage(t + kStages - 1);
+    load_stage<Ring, kTileK>(x, row0, col0, t + kStages - 1, ring);
     const __half* a_tile = ring + t % kStages * Ring::kStageElements;
-    const __half* b_tile = a_tile + ATile::kElements;
+    const __half* b_tile = a_tile + Ring::A::kElements;
 #pragma unroll
-    for (int k = 0; k < kTileK; k += kChains * kMmaK) {
+    for (int k = 0; k < kTileK; k += 2 * kMmaK) {
       if (t * kTileK + k >= p.k) break;  // past K the tile holds only the copies' zeros
-      uint32_t a[kTilesM][kChains][4], b[kTilesN][kChains][2];
-#pragma unroll
-      for (int i = 0; i < kTilesM; ++i) {
-#pragma unroll
-        for (int c = 0; c < kChains; ++c) {
-          mma_sync::load_a_fragment<ATile>(a_tile, i * kTileM + mma_m * kMmaM, k + c * kMmaK, lane,
-                                           a[i][c]);
-        }
-      }
-#pragma unroll
-      for (int j = 0; j < kTilesN; ++j) {
-#pragma unroll
-        for (int c = 0; c < kChains; c += 2) {
-          load_b_fragments_along_k<BTile>(b_tile, k + c * kMmaK, j * kTileN + mma_n * kMmaN, lane,
-                                          b[j][c], b[j][c + 1]);
-        }
-      }
-#pragma unroll
-      for (int i = 0; i < kTilesM; ++i) {
-#pragma unroll
-        for (int j = 0; j < kTilesN; ++j) {
-#pragma unroll
-          for (int c = 0; c < kChains; ++c) mma_sync::mma_m16n8k16(acc[i][j][c], a[i][c], b[j][c]);
-        }
-      }
+      uint32_t a0[4], a1[4], b0[2], b1[2];
+      mma_sync::load_a_fragment<typename Ring::A>(a_tile, warp_row, k, lane, a0);
+      mma_sync::load_a_fragment<typename Ring::A>(a_tile, warp_row, k + kMmaK, lane, a1);
+      load_b_fragments_along_k<typename Ring::B>(b_tile, k, warp_col, lane, b0, b1);
+      mma_sync::mma_m16n8k16(acc, a0, b0);
+      mma_sync::mma_m16n8k16(acc, a1, b1);
     }
   }
 
-  // Thread (warp, lane) finishes its lane's 4 elements of the warp's mma tile in each tile (i, j).
+  // The lane's 4 elements of its warp's mma tile (mma.cuh): h = 0, row lane / 4, acc[0..1];
+  // h = 1, row lane / 4 + 8, acc[2..3]; columns lane % 4 * 2 and the next.
+  const bool paired = columns_paired<kKind>(p);
 #pragma unroll
-  for (int i = 0; i < kTilesM; ++i) {
-#pragma unroll
-    for (int j = 0; j < kTilesN; ++j) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = row_of(i, h), col = col_of(j);
-        if (row < p.m && col < p.n) {
-          const float(&chains)[kChains][4] = acc[i][j];
-          float2 v = {0.0f, 0.0f};
-#pragma unroll
-          for (int c = 0; c < kChains; ++c) v.x += chains[c][2 * h], v.y += chains[c][2 * h + 1];
-          finish_pair<kKind>(p, row, col, v, input[i][j][h], paired);
-        }
-      }
+  for (int h = 0; h < 2; ++h) {
+    const int row = row0 + warp_row + lane / 4 + h * 8, col = col0 + warp_col + lane % 4 * 2;
+    if (row < p.m && col < p.n) {
+      const float2 input = epilogue_input_pair<kKind>(p, row, col, paired);
+      finish_pair<kKind>(p, row, col, {acc[2 * h], acc[2 * h + 1]}, input, paired);
     }
   }
-  // The ring is free for the next tile, and the block sees its results (the loss reads the logits).
+  // The ring is free for the next tile, and the block sees its results.
   __syncthreads();
 }
 

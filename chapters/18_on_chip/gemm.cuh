@@ -6,12 +6,12 @@
 // the first layer's fp32 masters live in registers for the whole launch.
 //
 // When: on_chip_refusal() (layout.cuh), chapter 17's rule with two batches in the bytes, on a GPU
-// that runs a cluster of 16 blocks. Chapter 15's grid kernel trains the other models its rule
+// that runs a cluster of 16 blocks. Chapter 16's grid kernel trains the other models its rule
 // takes, and chapter 14's GEMMs the rest, a step at a time, and every product outside the kernels.
 #pragma once
 
 #include "14_weight_update/weight_update.cuh"
-#include "15_persistent_step/steps.cuh"
+#include "16_step_tile/steps.cuh"
 #include "18_on_chip/layout.cuh"
 #include "18_on_chip/on_chip.cuh"
 #include "gemm_interface.cuh"
@@ -19,7 +19,7 @@
 
 namespace mnist::on_chip {
 
-// Chapter 14's GEMMs outside the kernels, as in chapters 15 and 17.
+// Chapter 14's GEMMs outside the kernels, as in chapters 15-17.
 constexpr bool kFusedEpilogue = true;
 constexpr bool kReplayStepAsGraph = true;
 constexpr bool kNeedsSm90a = true;
@@ -28,7 +28,7 @@ inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
   weight_update::launch_weight_update_or_fall_back(p, stream);
 }
 
-// The steps of a train() call on one cluster where the model fits there, else on chapter 15's grid
+// The steps of a train() call on one cluster where the model fits there, else on chapter 16's grid
 // kernel (which refuses what its rule does not take).
 inline void train_steps(const StepBuffers& buffers, int steps, float learning_rate,
                         cudaStream_t stream) {
@@ -36,11 +36,11 @@ inline void train_steps(const StepBuffers& buffers, int steps, float learning_ra
   if (on_chip_refusal(sizes, buffers.batch).empty() && on_chip_runs_here()) {
     train_steps_on_chip(persistent_step::model_of(buffers), sizes, steps, learning_rate, stream);
   } else {
-    persistent_step::train_steps(buffers, steps, learning_rate, stream);
+    step_tile::train_steps(buffers, steps, learning_rate, stream);
   }
 }
 
 constexpr StepTraining kStepTraining = {persistent_step::steps_refusal, train_steps,
-                                        persistent_step::kScratchWordsPerRow};
+                                        step_tile::kScratchWordsPerRow};
 
 }  // namespace mnist::on_chip

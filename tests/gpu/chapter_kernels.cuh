@@ -66,20 +66,23 @@ const ChapterKernels kChapterKernels[] = {
     {"14_weight_update", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel"},
     // 15: the persistent training kernel where its rule takes the model (steps_refusal in
-    // chapters/15_persistent_step/steps.cuh); chapter 14's GEMMs for everything else.
+    // chapters/15_persistent_step/launch.cuh); chapter 14's GEMMs for everything else.
     {"15_persistent_step", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel",
      "mnist::persistent_step::persistent_training_kernel"},
-    // 17-18: their kernel where the model fits on one cluster, chapter 15's kernel where its rule
+    // 16: chapter 15's scheme with its own tiles, loss and bias (chapters/16_step_tile/steps.cuh).
+    {"16_step_tile", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
+     "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel",
+     "mnist::step_tile::persistent_training_kernel"},
+    // 17-18: their kernel where the model fits on one cluster, chapter 16's kernel where its rule
     // takes the model, chapter 14's GEMMs for everything else.
     {"17_cluster_model", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel",
-     "mnist::persistent_step::persistent_training_kernel",
+     "mnist::step_tile::persistent_training_kernel",
      "mnist::cluster_model::cluster_training_kernel"},
     {"18_on_chip", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel",
-     "mnist::persistent_step::persistent_training_kernel",
-     "mnist::on_chip::on_chip_training_kernel"},
+     "mnist::step_tile::persistent_training_kernel", "mnist::on_chip::on_chip_training_kernel"},
 };
 // What chapters 07-10 fall back to, and what the skinny-product chapters fall back to.
 const ChapterKernels& kChapter06 = kChapterKernels[5];

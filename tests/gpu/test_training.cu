@@ -11,7 +11,7 @@
 //    arena) and each of the other counted calls.
 // 3. A partial last batch and the bias update, parameter by parameter: an epoch of full batches
 //    and one partial batch on a small training split, at batch 37 and at batch 32 (from chapter 15
-//    on, the grid persistent kernel; from 16 on, at batch 32, the on-chip one), then every layer's
+//    on, the grid persistent kernel; from 18 on, at batch 32, the on-chip one), then every layer's
 //    weights and biases against the reference. Controls: a reference whose biases learn at half
 //    the rate, one whose biases stay frozen, and one whose partial batch's weight gradient is
 //    averaged over the full batch size must all be told apart.
@@ -515,7 +515,7 @@ const PersistentCase kPersistentCases[] = {
     {24, {784, 96, 64, 160, 10}, 12, true},  // 6, 4 and 10 rows a block; a batch short of 32
     {256, {784, 512, 512, 10}, 6, false},
     {128, {784, 1024, 1024, 10}, 6, false},  // the widest, at the most tiles
-    {40, {784, 1000, 1000, 10}, 6, false},   // 64 x 64 weight tiles with tails in M, N and K
+    {40, {784, 1000, 1000, 10}, 6, false},   // chapter 16's 64 x 64 weight tiles, tails in M, N, K
     {37, {784, 100, 37, 10}, 6, false},
     {1, {784, 60, 10}, 2, false},
 };

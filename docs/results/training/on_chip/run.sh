@@ -37,7 +37,7 @@ MPID=$!
 stamp timing
 # Step times: the three trainers alternating, 3 processes each, 3 epochs a process (the first warm-up).
 for round in 1 2 3; do
-  for c in 15_persistent_step 17_cluster_model 18_on_chip; do
+  for c in 16_step_tile 17_cluster_model 18_on_chip; do
     pb/chapters/train_$c --batch 32 --hidden 128 --epochs 3 --no-eval --out-dir $L/times/r${round}_$c \
       > $L/times/r${round}_$c.txt 2>&1 || echo "FAILED $c round $round" >> $L/timeline.txt
   done

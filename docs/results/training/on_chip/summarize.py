@@ -2,14 +2,14 @@
 """Step times of chapters 15, 17 and 18 from the trainers' epoch CSVs in epochs/ (3 processes a
 chapter, run in turn; epoch 1 of each is warm-up): step_times.csv, a row a process, the median
 ms a step of its timed epochs; summary.csv, a row a chapter, the median over its processes and its
-ratio to chapter 15's."""
+ratio to chapter 16's."""
 import csv
 import glob
 import os
 import statistics
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BASELINE = "15_persistent_step"
+BASELINE = "16_step_tile"
 
 rows = []
 for path in sorted(glob.glob(os.path.join(HERE, "epochs", "r*_epochs.csv"))):
@@ -33,7 +33,7 @@ median = {c: statistics.median(float(r["us_per_step"]) for r in rows if r["chapt
 with open(os.path.join(HERE, "summary.csv"), "w", newline="") as f:
     writer = csv.writer(f)
     writer.writerow(["date", "gpu", "chapter", "layers", "batch", "processes", "us_per_step",
-                     "of_chapter_15"])
+                     "of_chapter_16"])
     for c in chapters:
         first = next(r for r in rows if r["chapter"] == c)
         writer.writerow([first["date"], first["gpu"], c, first["layers"], first["batch"],
