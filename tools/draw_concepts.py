@@ -1740,8 +1740,8 @@ def concept_12(k, figures):
 
 
 # The measurements concept_15 draws to scale: the files and the rows it reads.
-CH10_PHASES = "docs/results/session11/chapter10_sync/phases_side_by_side.csv"
-CH10_SYNC = "docs/results/session11/chapter10_sync/sync_costs.csv"
+CH10_PHASES = "docs/results/alternatives/persistent_step/grid_sync_phases_side_by_side.csv"
+CH10_SYNC = "docs/results/alternatives/persistent_step/grid_sync_costs.csv"
 CH09_STEPS = "docs/results/comparison_09_10/steps_last_epoch.csv"
 CH10_MODEL, CH10_BATCH, CH10_BLOCKS = "784-128-128-128-10", 32, 116
 

@@ -9,7 +9,7 @@
 #                             headers; chapter 11's once chapters/11_clusters exists, skipped
 #                             with a line saying so before), concept_12_swap_ab_split_k.png
 #                             (chapters 12 and 13), concept_15_persistent_step.png
-#                             (chapter 15, docs/results/session11/ and comparison_09_10/),
+#                             (chapter 15, docs/results/alternatives/persistent_step/ and comparison_09_10/),
 #                             concept_16_step_tile.png (chapter 16's tile.cuh),
 #                             concept_17_cluster_model.png and concept_18_on_chip.png
 # Usage: tools/figures.sh [FIGURES_DIR]    (default: docs/figures)

@@ -494,9 +494,8 @@ void test_newest_kernels(const Dataset& data, const ReachModel& model) {
 // steps there; the later steps of the last two cases bring the references up to 2.0e-3 and 7.7e-4
 // apart). The tolerance follows kReachTolerance's rule, 3 times the references' largest gap
 // (1.4e-4, batch 32), rounded up; kReachTolerance itself (1e-4) lies below that gap at batch 32 and
-// nearly at it at batch 1. The case at batch 24, 784-96-64-160-10 (added 2026-11-24 with the
-// on-chip kernel, not in that measurement), ran 2.3e-6 from the mirrored reference on the H100
-// over its 12 steps, its control 1.9e-3 away (docs/results/session14/on_chip/call6_final). At
+// nearly at it at batch 1. The case at batch 24, 784-96-64-160-10 (not in that measurement), ran
+// 2.3e-6 from the mirrored reference on the H100 over its 12 steps, its control 1.9e-3 away. At
 // batch 128, 784-1024-1024-10 (the widest the rule takes, at the most tiles it
 // takes there, 4 x 32 = 128), the references are 2.1e-5 apart over 6 steps, the control 2.2e-3
 // away at step 2 (docs/results/tests/reference_gaps/b128_h1024.txt). At
