@@ -1,21 +1,21 @@
 #!/usr/bin/env python3
-"""Step times of chapters 15, 17 and 18 from the trainers' epoch CSVs in epochs/ (3 processes a
-chapter, run in turn; epoch 1 of each is warm-up): step_times.csv, a row a process, the median
-ms a step of its timed epochs; summary.csv, a row a chapter, the median over its processes and its
-ratio to chapter 16's."""
+"""Step times of chapters 16, 17 and 18 from the trainers' epoch CSVs, gathered in epochs.csv (3
+processes a chapter, run in turn, the column `run` naming the process; epoch 1 of each is warm-up):
+step_times.csv, a row a process, the median ms a step of its timed epochs; summary.csv, a row a
+chapter, the median over its processes and its ratio to chapter 16's."""
 import csv
-import glob
 import os
 import statistics
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BASELINE = "16_step_tile"
 
+with open(os.path.join(HERE, "epochs.csv"), newline="") as f:
+    all_epochs = list(csv.DictReader(f))
+processes = list(dict.fromkeys((e["run"], e["chapter"]) for e in all_epochs))  # in file order
 rows = []
-for path in sorted(glob.glob(os.path.join(HERE, "epochs", "r*_epochs.csv"))):
-    process = os.path.basename(path).split("_")[0]
-    with open(path, newline="") as f:
-        epochs = list(csv.DictReader(f))
+for process, chapter in processes:
+    epochs = [e for e in all_epochs if (e["run"], e["chapter"]) == (process, chapter)]
     timed = [e for e in epochs if int(e["epoch"]) > 1]
     last = timed[-1]
     rows.append({"date": last["date"], "gpu": last["gpu"], "sm_clock_mhz": last["sm_clock_mhz"],
