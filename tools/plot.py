@@ -3,8 +3,9 @@
 
     python3 tools/plot.py [RESULTS_DIR] [FIGURES_DIR]
 
-Reads only CSVs: training/<chapter>_steps.csv.gz and training/<chapter>_epochs.csv written by the
-trainers (--out-dir; the steps gzipped), gemm/gemm_<chapter>.csv written by bench_gemm_<chapter>
+Reads only CSVs: training/*steps.csv.gz and training/<chapter>_epochs.csv written by the trainers
+(--out-dir; the steps gzipped, one file a chapter or several chapters' in one, told apart by their
+chapter column), gemm/gemm_<chapter>.csv written by bench_gemm_<chapter>
 (--csv), and alternatives/06_fused_step/epilogue_versions.csv (ms per step of
 each version of chapter 06's epilogue, taken from the run logs it names). Writes:
   loss_curves.png        the reference chapter's loss over the whole run, and every other
@@ -41,7 +42,7 @@ def read_all(pattern):
 
 
 def loss_curves(results, figures):
-    steps = read_all(os.path.join(results, "training", "*_steps.csv.gz"))
+    steps = read_all(os.path.join(results, "training", "*steps.csv.gz"))
     if steps is None:
         return
     curves = {chapter: rows.set_index("step")["loss"].sort_index()
