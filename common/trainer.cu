@@ -12,8 +12,6 @@
 namespace mnist {
 namespace {
 
-constexpr int kEvalChunk = 1000;  // test rows per forward pass during evaluation
-
 int checked_batch(int batch) {
   if (batch < 1) throw std::invalid_argument("Trainer: batch must be positive");
   return batch;
