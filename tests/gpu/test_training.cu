@@ -32,6 +32,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -381,7 +383,10 @@ void test_graph_matches_host(const Dataset& data) {
 // the second epoch. The rows of a graph do not change within a trainer: each of the two graphs has
 // its rows for good, and the partial one runs in both epochs. Every step's loss and the parameters
 // after the last against the reference with the same rates; as a control, a reference that keeps
-// the first rate throughout must be told apart.
+// the first rate throughout must be told apart. Measured on the H100
+// (docs/results/mutants/baseline_training_01.txt): loss gap 2.9e-6, parameter gap 1.1e-4; the
+// control 1.2e-2 and 0.38-0.51 away. A graph replayed at the rate it was recorded at
+// (graph_cache_ignores_the_learning_rate in tools/mutants.txt) is 8.3e-3 away in loss.
 void test_graph_cache(const Dataset& data) {
   constexpr int kCacheBatch = 37, kEpochs = 2;
   constexpr float kOtherRate = 2 * kLearningRate;
@@ -449,20 +454,24 @@ void test_graph_cache(const Dataset& data) {
 
 // evaluate() against the reference's evaluation of the same weights and test split. The split has
 // 2 kEvalChunk + 37 images, so that evaluate() runs two whole chunks and a partial one; the weights
-// are the GPU's after one epoch on kEvalTrainImages images (trained enough that few predictions are
-// near a tie), handed to the reference as its initial parameters. The correct count must be the
-// same; the mean loss within kEvalLossTolerance. The GPU's logits differ from the mirrored
-// reference's only by fp32 sums in another order (a few 2^-24 relative to sum |x||w|, about 1e-6
-// here) and, now and then, an fp16 rounding of a hidden activation flipped by it (2^-11 relative, a
-// few 1e-4 on the logits of one row). A row's loss moves by at most twice its largest logit error
-// (the gradient of the cross-entropy in the logits sums to at most 2 in absolute value), so the mean
-// moves by about 1e-6, plus a few 1e-4 times the fraction of rows with a flip (about 1%). We allow
-// 1e-5. A row left out or counted twice moves the correct count by one where the prediction was
-// right, and the loss sum by more than ln 2 where it was wrong (its label then has a probability of
-// at most 1/2): the mean by more than ln 2 / 2037 = 3.4e-4, 34 times the tolerance.
+// are the GPU's after one epoch on kEvalTrainImages images, handed to the reference as its initial
+// parameters. The correct counts must be equal, the mean losses within kEvalLossTolerance. The
+// GPU's logits differ from the mirrored reference's only by fp32 sums in another order (a few
+// 2^-24 relative to sum |x||w|: of order 1e-6 here) and, now and then, an fp16 rounding of a hidden
+// activation flipped by it (2^-11 relative: a few 1e-4 on the logits of that row). A row's loss
+// moves by at most twice its largest logit error (the gradient of the cross-entropy in the logits
+// sums to at most 2 in absolute value), so the mean moves by of order 1e-6, plus a few 1e-4 times
+// the fraction of rows with a flip. We allow 1e-5. A row left out or counted twice moves the
+// correct count by one where the prediction was right, and the loss sum by more than ln 2 where it
+// was wrong (its label then has a probability of at most 1/2): the mean by more than ln 2 / 2037 =
+// 3.4e-4, 34 times the tolerance. Where a row's two largest reference logits lie within kNearTie
+// of each other, a flipped rounding may turn its prediction: the counts may differ by as many such
+// rows. Measured on the H100 (docs/results/mutants/baseline_training_01.txt): 931 correct of 2037
+// in both, loss gap 1.4e-7.
 void test_evaluation(const Dataset& data) {
   constexpr int kEvalTrainImages = 2000, kEvalImages = 2 * kEvalChunk + 37, kEvalBatch = 32;
   constexpr double kEvalLossTolerance = 1e-5;
+  constexpr double kNearTie = 1e-3;  // a few flipped fp16 roundings' effect on a logit
   const ModelParams init = init_params({784, 64, 64, 64, 10}, kSeed);
   const Dataset part = first_images(data, kEvalTrainImages, kEvalImages);
   Trainer trainer(init, part, kEvalBatch, chapter_launch(init, kEvalBatch));
@@ -473,13 +482,26 @@ void test_evaluation(const Dataset& data) {
   const Evaluation want = reference.evaluate(part.test);
   const long gpu_correct = std::lround(gpu.accuracy * kEvalImages);
   const long want_correct = std::lround(want.accuracy * kEvalImages);
+  long near_ties = 0;
+  for (int start = 0; start < kEvalImages; start += kEvalChunk) {
+    std::vector<int> rows(std::min(kEvalChunk, kEvalImages - start));
+    std::iota(rows.begin(), rows.end(), start);
+    const std::vector<double>& logits =
+        reference.forward(part.test, rows.data(), static_cast<int>(rows.size()));
+    for (size_t r = 0; r < rows.size(); ++r) {
+      std::vector<double> row(logits.begin() + r * kClasses, logits.begin() + (r + 1) * kClasses);
+      std::partial_sort(row.begin(), row.begin() + 2, row.end(), std::greater<double>());
+      near_ties += row[0] - row[1] < kNearTie;
+    }
+  }
   const double gap = std::fabs(gpu.mean_loss - want.mean_loss);
   std::printf(
       "evaluation of %d test images (chunks of %d) after one epoch of %d: correct %ld, reference "
-      "%ld; mean loss %.7f, reference %.7f, gap %.1e (tolerance %.1e)\n",
-      kEvalImages, kEvalChunk, kEvalTrainImages, gpu_correct, want_correct, gpu.mean_loss,
-      want.mean_loss, gap, kEvalLossTolerance);
-  CHECK_MSG(gpu_correct == want_correct, "evaluate() counts the reference's correct predictions");
+      "%ld (%ld near a tie); mean loss %.7f, reference %.7f, gap %.1e (tolerance %.1e)\n",
+      kEvalImages, kEvalChunk, kEvalTrainImages, gpu_correct, want_correct, near_ties,
+      gpu.mean_loss, want.mean_loss, gap, kEvalLossTolerance);
+  CHECK_MSG(std::labs(gpu_correct - want_correct) <= near_ties,
+            "evaluate() counts the reference's correct predictions");
   CHECK_MSG(gap <= kEvalLossTolerance, "evaluate() gives the reference's mean loss");
 }
 
