@@ -33,6 +33,9 @@ class ReferenceTrainer {
     return loss;
   }
   Evaluation evaluate(const Split& split);
+  // Fills activations_ and returns the logits (batch x classes) of rows[0..batch); for tests, the
+  // margins of the predictions.
+  const std::vector<double>& forward(const Split& split, const int* rows, int batch);
 
   int layers() const { return static_cast<int>(weights_.size()); }
   // Parameters and gradients by layer (weights out x in, row-major), for tests.
@@ -44,8 +47,6 @@ class ReferenceTrainer {
  private:
   double to_operand(double x) const;
   double to_master(double x) const;
-  // Fills activations_ and returns the logits (batch x classes) of rows[0..batch).
-  const std::vector<double>& forward(const Split& split, const int* rows, int batch);
 
   LayerSizes sizes_;
   Arithmetic arithmetic_;

@@ -12,8 +12,8 @@
 namespace mnist {
 namespace {
 
-constexpr int kEvalChunk = 1000;  // test rows per forward pass during evaluation
-
+// The batch, where it has a row at least. The row buffers of a forward pass hold the larger of a
+// batch and an evaluation chunk (kEvalChunk): max_rows_.
 int checked_batch(int batch) {
   if (batch < 1) throw std::invalid_argument("Trainer: batch must be positive");
   return batch;

@@ -26,6 +26,9 @@ namespace mnist {
 // (step_interface.cuh; chapter 15 on), where chapter_steps_refusal() is empty.
 enum class StepLaunch { kHost, kGraph, kPersistent };
 
+// Test rows per forward pass of evaluate(): its last chunk holds what is left.
+constexpr int kEvalChunk = 1000;
+
 // How the trainer launches a step of a model of `sizes` at `batch`, and the one place that refuses
 // what the chapter cannot run: `requested` (--launch) where given, else the chapter's own choice,
 // many steps per launch where it takes the model, else one CUDA graph per step from chapter 06 on

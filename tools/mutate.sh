@@ -64,7 +64,8 @@ PY
 # tests/check_fences.py, tma_stores:TARGET through tests/check_tma_stores.py) and writes one line
 # to $work/NAME.result: "caught ...", "MISSED ..." or "error: ...". A TARGET train_CHAPTER is the
 # chapter's trainer, run as tools/sanitize.sh runs it (3 steps at batch 96, hidden 64): for a race
-# in a kernel that only the trainer launches, under TOOL.
+# in a kernel that only the trainer launches, under TOOL; program:train_CHAPTER runs the chapter's
+# end-to-end test (tests/gpu/test_program.cu, built unbroken) on the broken trainer.
 run_built() {
   local name=$1 target=$2 result=$work/$1.result
   local tool="" program=$target timeout=$test_timeout args runner=()
@@ -84,6 +85,15 @@ run_built() {
   elif [ "$tool" = tma_stores ]; then  # ... for the fence, barrier and wait of each TMA store
     runner=(python3 "$root/tests/check_tma_stores.py")
     args=()
+  elif [ "$tool" = program ]; then  # the trainer end to end, run by its chapter's program test
+    local checker=tests/test_program_${program#train_}  # built from lane 0's tree, restored by now
+    if ! ninja -C "$work/lane0/build" "$checker" >"$work/$name.checker.txt" 2>&1; then
+      echo "error: $name: $checker does not build" >"$result"
+      cat "$result"
+      return
+    fi
+    runner=("$work/lane0/build/$checker")
+    args=("$root/data/mnist")
   elif [ -n "$tool" ]; then
     runner=(compute-sanitizer --tool "$tool" --error-exitcode 1)
     [[ $program == train_* ]] || args=("$seed" sanitize)

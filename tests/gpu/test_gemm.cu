@@ -710,6 +710,7 @@ struct Launches {
   Device device;
   const testing::ChapterKernels& chapter;
   std::set<Path> seen;  // every path some product took
+  std::set<std::pair<Path, EpilogueKind>> seen_with;  // ... and through which epilogues
 };
 
 // Chapter 09's kernels name their block tile as their last two template arguments, e.g.
@@ -765,6 +766,7 @@ void check_dispatch(const std::string& what, const DispatchFacts& f,
                    describe_paths(allowed).c_str(),
                    pass_expected ? ", then the epilogue pass" : ", with no epilogue pass"));
   launches.seen.insert(gemm_kernels);
+  launches.seen_with.insert({gemm_kernels, f.kind});
 }
 
 void check_every_path_ran(const Launches& launches) {
@@ -775,6 +777,62 @@ void check_every_path_ran(const Launches& launches) {
         launches.seen.count(path) == 1,
         format("%s: some product ran %s", launches.chapter.chapter, testing::joined(path).c_str()));
   }
+}
+
+// The paths of `chapter` that split K: chapter 05's scheme (a reduction kernel after the split
+// products, with the epilogue in it or in gemm()'s pass after it), and from chapter 13 on the
+// kernel whose last block to arrive adds the splits and applies the epilogue.
+bool splits_k(const testing::ChapterKernels& chapter, const Path& path) {
+  const bool reduction = std::any_of(path.begin(), path.end(), [](const std::string& kernel) {
+    return kernel.find("::sum_splits_kernel") != std::string::npos;
+  });
+  const bool in_kernel = chapter.whole_k && std::strcmp(chapter.kernel, chapter.whole_k) != 0 &&
+                         path == Path{chapter.kernel};
+  return reduction || in_kernel;
+}
+
+constexpr EpilogueKind kEveryEpilogue[] = {EpilogueKind::kStore, EpilogueKind::kBias,
+                                           EpilogueKind::kBiasRelu, EpilogueKind::kReluGrad,
+                                           EpilogueKind::kSgd};
+
+// A split that applies the epilogue once per split, or never, is wrong for some epilogue and
+// right for others (storing the sum twice leaves the right sum; SGD twice moves the masters
+// twice): every path that splits K must have run with every epilogue (kEveryEpilogueShapes).
+void check_every_split_path_took_every_epilogue(const Launches& launches) {
+  for (const Path& path : every_path(launches.chapter)) {
+    if (!splits_k(launches.chapter, path)) continue;
+    for (const EpilogueKind kind : kEveryEpilogue) {
+      CHECK_MSG(launches.seen_with.count({path, kind}) == 1,
+                format("%s: some product ran %s through the %s epilogue", launches.chapter.chapter,
+                       testing::joined(path).c_str(), epilogue_name(kind)));
+    }
+  }
+}
+
+// SGD applied more than once, or not at all, to an element: the master moved by n times lr v,
+// n = (m0 - master) / (lr v_ref), counted where lr v_ref is far larger than the bound on the
+// master's error (the header's), so that n is a whole number within rounding. Every element
+// counted must have n = 1.
+void check_sgd_applied_once(const std::string& what, const Product& product,
+                            const EpilogueInputs& inputs, const std::vector<float>& master) {
+  constexpr double kClear = 16;  // |lr v_ref| at least this many times that bound
+  long counted = 0;
+  std::string first_bad;
+  for (size_t i = 0; i < master.size(); ++i) {
+    const double step = double(kLearningRate) * product.exact[i];
+    const double bound = float_bound(inputs.master[i] - step,
+                                     float_bound(step, kLearningRate * product.error_bound[i]));
+    if (!(std::fabs(step) > kClear * bound)) continue;
+    ++counted;
+    const double applications = (inputs.master[i] - double(master[i])) / step;
+    if (!(std::fabs(applications - 1) < 0.5) && first_bad.empty()) {
+      first_bad = format("; row %zu col %zu: applied %.2f times", i / product.shape.n,
+                         i % product.shape.n, applications);
+    }
+  }
+  CHECK_MSG(counted > 0 && first_bad.empty(),
+            format("%s: SGD applied once to each of the %ld elements counted%s", what.c_str(),
+                   counted, first_bad.c_str()));
 }
 
 // What one run left in its outputs, in the order of the Expected list.
@@ -850,8 +908,11 @@ void check_epilogue(const Product& product, EpilogueKind kind, float* workspace,
       case EpilogueKind::kStore:
       case EpilogueKind::kBias:
         return Outputs{buffers.c.download()};
-      case EpilogueKind::kSgd:
-        return Outputs{buffers.master.download(), buffers.out.download()};
+      case EpilogueKind::kSgd: {
+        const Outputs outputs{buffers.master.download(), buffers.out.download()};
+        check_sgd_applied_once(run_what, product, inputs, outputs[0]);
+        return outputs;
+      }
       default:
         return Outputs{buffers.out.download()};
     }
@@ -862,6 +923,13 @@ void check_epilogue(const Product& product, EpilogueKind kind, float* workspace,
     CHECK_MSG(false, what + ": " + error.what());
   }
 }
+
+// Shapes that every chapter with a split path splits (40 x 48 x 2056: chapter 05's scheme in 16
+// splits of 4 or 5 K tiles of 32, chapter 13's kernel in 4, the last 6 K tiles of 64 long), run
+// in every layout through every epilogue, not only those the trainer gives that product: each
+// split path then meets the epilogues that may not be applied twice (SGD on the fp32 masters,
+// and the bias that gemm()'s separate pass adds to C in place).
+const Shape kEveryEpilogueShapes[] = {{40, 48, 2056}};
 
 // Even N lets the kernels store a thread's two neighbouring columns as one access, and K and N
 // multiples of 8 let them copy operand rows 16 bytes at a time, but only from aligned pointers.
@@ -1074,7 +1142,7 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaStreamCreate(&stream));  // blocking: see captured_kernels.cuh
     const std::unique_ptr<CUstream_st, decltype(&cudaStreamDestroy)> owned_stream(
         stream, &cudaStreamDestroy);
-    Launches launches{stream, query_device(), testing::chapter_kernels(chapter_name()), {}};
+    Launches launches{stream, query_device(), testing::chapter_kernels(chapter_name()), {}, {}};
     int shapes = 0;
     for (const Shape& shape : kShapes) {
       if (small && !is_small(shape)) continue;
@@ -1086,6 +1154,14 @@ int main(int argc, char** argv) {
         }
       }
     }
+    for (const Shape& shape : kEveryEpilogueShapes) {
+      for (const NamedOps& named : kProducts) {
+        const Product product(shape, named, rng);
+        for (EpilogueKind kind : kEveryEpilogue) {
+          check_epilogue(product, kind, workspace.ptr, rng, launches);
+        }
+      }
+    }
     check_misaligned(workspace.ptr, rng, launches, sanitize);
     // Under `small` (the mutants') only where a TMA ring runs, for the mutants that break its
     // barriers; never under `sanitize` (see the top of the file).
@@ -1093,6 +1169,7 @@ int main(int argc, char** argv) {
       for (const RingRace& race : kRingRaces) check_ring_race(race, workspace.ptr, launches);
     }
     check_every_path_ran(launches);
+    check_every_split_path_took_every_epilogue(launches);
     const int product_checks = testing::checks();
     check_rejects_empty();
     check_rejects_both_transposed();

@@ -24,10 +24,16 @@
 //    chapters 17-18), one kernel, the reference's losses, the same bits in one launch or two;
 //    outside it, refused with one line. Tests 1, 3 and 5 run it too: they use the chapter's own
 //    launch for their models, which its rule takes.
+// 8. The graph cache: each of a trainer's step graphs replayed at a learning rate other than the
+//    one it was recorded at trains at the new rate (test_graph_cache).
+// 9. Evaluation: evaluate()'s correct count and mean loss on a test split of two whole chunks and a
+//    partial one, against the reference's on the same weights (test_evaluation).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -264,30 +270,38 @@ double largest_parameter_gap(const char* label, const ModelParams& init,
   return largest;
 }
 
+// The small training split of test_partial_batch and test_graph_cache, and their tolerances.
+constexpr int kPartialImages = 101;
+// Largest |GPU loss - reference loss| of a step. Both are fp32 or better computations of the
+// same rows: 1e-6 apart in a CPU emulation of the GPU (the reference with fp32 sums in its GEMMs,
+// against its own float64 sums). A partial step's mean taken over the full batch size is 27%
+// off, about 0.6 at this loss.
+constexpr double kStepLossTolerance = 1e-3;
+// Largest relative_gap of any layer's weights or biases. In the same emulation, on this model,
+// split and order (2026-11-23): 1.1e-4 after test_partial_batch's three steps at batch 37 (the
+// GPU, H100 2026-11-23: 1.1e-4 to 1.3e-4 in every chapter), and up to 7e-3 one step later, where
+// an fp16 rounding flips and moves a unit's whole gradient for a row. The controls: biases at half
+// the rate 0.5, frozen biases 1.0; the partial batch's weight gradient averaged over 37 rows
+// instead of 27 (the third control of test_partial_batch) 0.13-0.17, or summed with the previous
+// step's 10 stale rows (what a product over the full batch size computes) 0.21-0.23.
+constexpr double kParameterTolerance = 0.03;
+
+// The first `count` images of each split of `data`.
+Dataset first_images(const Dataset& data, int train_count, int test_count) {
+  Dataset part;
+  part.train = first_images(data.train, train_count);
+  part.test = first_images(data.test, test_count);
+  return part;
+}
+
 // One epoch on kPartialImages training images at batch `batch`: full steps, then a partial step
 // of kPartialImages % batch rows; the GPU's weights and biases after it against the reference's,
 // layer by layer. The trainer's buffers keep the previous step's rows beyond the partial batch, so
-// a product that runs over the full batch size there picks them up. The figures below are of
-// batch 37 (37 + 37 + 27); batch 32 is 32 + 32 + 32 + 5.
+// a product that runs over the full batch size there picks them up. The figures of the tolerances
+// are of batch 37 (37 + 37 + 27); batch 32 is 32 + 32 + 32 + 5.
 void test_partial_batch(const Dataset& data, int batch) {
-  constexpr int kPartialImages = 101;
-  // Largest |GPU loss - reference loss| of a step. Both are fp32 or better computations of the
-  // same rows: 1e-6 apart in a CPU emulation of the GPU (the reference with fp32 sums in its GEMMs,
-  // against its own float64 sums). A partial step's mean taken over the full batch size is 27%
-  // off, about 0.6 at this loss.
-  constexpr double kStepLossTolerance = 1e-3;
-  // Largest relative_gap of any layer's weights or biases. In the same emulation, on this model,
-  // split and order (2026-11-23): 1.1e-4 after these three steps (the GPU, H100 2026-11-23: 1.1e-4
-  // to 1.3e-4 in every chapter), and up to 7e-3 one step later, where an fp16 rounding flips and
-  // moves a unit's whole gradient for a row. The controls: biases at half the rate 0.5, frozen
-  // biases 1.0; the partial batch's weight gradient averaged over 37 rows instead of 27 (the third
-  // control below) 0.13-0.17, or summed with the previous step's 10 stale rows (what a product
-  // over the full batch size computes) 0.21-0.23.
-  constexpr double kParameterTolerance = 0.03;
   const ModelParams init = init_params({784, 64, 64, 64, 10}, kSeed);
-  Dataset part;
-  part.train = first_images(data.train, kPartialImages);
-  part.test = first_images(data.test, kPartialImages);
+  const Dataset part = first_images(data, kPartialImages, kPartialImages);
   const std::vector<int> order = epoch_order(kPartialImages, kSeed, 0);
 
   Trainer trainer(init, part, batch, chapter_launch(init, batch));
@@ -359,6 +373,136 @@ void test_graph_matches_host(const Dataset& data) {
               losses[0].size(), kGraphBatch, same ? "identical" : "DIFFER", losses[0].back(),
               losses[1].back());
   CHECK_MSG(same, "a step replayed as a CUDA graph gives the host-launched step's losses");
+}
+
+// The CUDA graph of a step bakes in its rows and its learning rate (Trainer::replay keeps one graph
+// for full batches and one for the partial batch, each re-recorded where either changes). Two
+// epochs on test_partial_batch's split at batch 37 (37 + 37 + 27 rows), with train() calls at two
+// learning rates, so that each graph is replayed at a rate other than the one it was recorded at:
+// the full batch's from step 2 of the first epoch and step 2 of the second, the partial batch's in
+// the second epoch. The rows of a graph do not change within a trainer: each of the two graphs has
+// its rows for good, and the partial one runs in both epochs. Every step's loss and the parameters
+// after the last against the reference with the same rates; as a control, a reference that keeps
+// the first rate throughout must be told apart. Measured on the H100
+// (docs/results/mutants/baseline_training_01.txt): loss gap 2.9e-6, parameter gap 1.1e-4; the
+// control 1.2e-2 and 0.38-0.51 away. A graph replayed at the rate it was recorded at
+// (graph_cache_ignores_the_learning_rate in tools/mutants.txt) is 8.3e-3 away in loss.
+void test_graph_cache(const Dataset& data) {
+  constexpr int kCacheBatch = 37, kEpochs = 2;
+  constexpr float kOtherRate = 2 * kLearningRate;
+  struct Call {
+    int steps;
+    float learning_rate;
+  };
+  const Call calls[kEpochs][2] = {{{1, kLearningRate}, {2, kOtherRate}},
+                                  {{1, kOtherRate}, {2, kLearningRate}}};
+  const ModelParams init = init_params({784, 64, 64, 64, 10}, kSeed);
+  const Dataset part = first_images(data, kPartialImages, kPartialImages);
+  Trainer trainer(init, part, kCacheBatch, StepLaunch::kGraph);
+  ReferenceTrainer reference(init, Arithmetic::kMirrorGpu), control(init, Arithmetic::kMirrorGpu);
+  double loss_gap = 0, control_loss_gap = 0;
+  std::printf("graph cache: %d images at batch %d, %d epochs of 784-64-64-64-10, learning rate "
+              "%g or %g per train() call\n",
+              kPartialImages, kCacheBatch, kEpochs, kLearningRate, kOtherRate);
+  for (int epoch = 0; epoch < kEpochs; ++epoch) {
+    const std::vector<int> order = epoch_order(kPartialImages, kSeed, epoch);
+    trainer.set_order(order);
+    int step = 0;
+    for (const Call& call : calls[epoch]) {
+      trainer.train(call.steps, call.learning_rate);
+      step += call.steps;
+    }
+    const std::vector<float> gpu = trainer.losses(trainer.steps_per_epoch());
+    CHECK_MSG(step == trainer.steps_per_epoch(), "the calls train the whole epoch");
+    step = 0;
+    for (const Call& call : calls[epoch]) {
+      for (int s = 0; s < call.steps; ++s, ++step) {
+        const int start = step * kCacheBatch;
+        const int rows = std::min(kCacheBatch, kPartialImages - start);
+        const double want = reference.train_step(part.train, &order[start], rows,
+                                                 call.learning_rate);
+        const double other = control.train_step(part.train, &order[start], rows, kLearningRate);
+        std::printf("  epoch %d step %d: %d rows at lr %g: loss %.6f, reference %.6f\n", epoch + 1,
+                    step + 1, rows, call.learning_rate, gpu[step], want);
+        const double gap = std::fabs(gpu[step] - want);
+        loss_gap = std::isnan(gap) ? INFINITY : std::max(loss_gap, gap);
+        control_loss_gap = std::max(control_loss_gap, std::fabs(gpu[step] - other));
+      }
+    }
+  }
+  const auto parameters_of = [&](ReferenceTrainer& r) {
+    ModelParams params{init.sizes, {}, {}};
+    for (int l = 0; l < r.layers(); ++l) {
+      params.weights.emplace_back(r.weights(l).begin(), r.weights(l).end());
+      params.biases.emplace_back(r.biases(l).begin(), r.biases(l).end());
+    }
+    return params;
+  };
+  const ModelParams gpu = trainer.parameters(), want = parameters_of(reference),
+                    other = parameters_of(control);
+  const double gap = largest_parameter_gap("to the reference", init, want, gpu, want);
+  const double control_gap =
+      largest_parameter_gap("to control: one learning rate", init, want, gpu, other);
+  std::printf("  largest loss gap %.2e (tolerance %.1e; control %.2e)\n", loss_gap,
+              kStepLossTolerance, control_loss_gap);
+  CHECK_MSG(loss_gap <= kStepLossTolerance,
+            "each graph replayed at a new learning rate trains at that rate: every step's loss");
+  CHECK_MSG(gap <= kParameterTolerance, "and the weights and biases after the last step");
+  CHECK_MSG(control_loss_gap > kStepLossTolerance && control_gap > kParameterTolerance,
+            "the tolerances tell one learning rate throughout apart");
+}
+
+// evaluate() against the reference's evaluation of the same weights and test split. The split has
+// 2 kEvalChunk + 37 images, so that evaluate() runs two whole chunks and a partial one; the weights
+// are the GPU's after one epoch on kEvalTrainImages images, handed to the reference as its initial
+// parameters. The correct counts must be equal, the mean losses within kEvalLossTolerance. The
+// GPU's logits differ from the mirrored reference's only by fp32 sums in another order (a few
+// 2^-24 relative to sum |x||w|: of order 1e-6 here) and, now and then, an fp16 rounding of a hidden
+// activation flipped by it (2^-11 relative: a few 1e-4 on the logits of that row). A row's loss
+// moves by at most twice its largest logit error (the gradient of the cross-entropy in the logits
+// sums to at most 2 in absolute value), so the mean moves by of order 1e-6, plus a few 1e-4 times
+// the fraction of rows with a flip. We allow 1e-5. A row left out or counted twice moves the
+// correct count by one where the prediction was right, and the loss sum by more than ln 2 where it
+// was wrong (its label then has a probability of at most 1/2): the mean by more than ln 2 / 2037 =
+// 3.4e-4, 34 times the tolerance. Where a row's two largest reference logits lie within kNearTie
+// of each other, a flipped rounding may turn its prediction: the counts may differ by as many such
+// rows. Measured on the H100 (docs/results/mutants/baseline_training_01.txt): 931 correct of 2037
+// in both, loss gap 1.4e-7.
+void test_evaluation(const Dataset& data) {
+  constexpr int kEvalTrainImages = 2000, kEvalImages = 2 * kEvalChunk + 37, kEvalBatch = 32;
+  constexpr double kEvalLossTolerance = 1e-5;
+  constexpr double kNearTie = 1e-3;  // a few flipped fp16 roundings' effect on a logit
+  const ModelParams init = init_params({784, 64, 64, 64, 10}, kSeed);
+  const Dataset part = first_images(data, kEvalTrainImages, kEvalImages);
+  Trainer trainer(init, part, kEvalBatch, chapter_launch(init, kEvalBatch));
+  trainer.set_order(epoch_order(kEvalTrainImages, kSeed, 0));
+  trainer.train(trainer.steps_per_epoch(), kLearningRate);
+  const Evaluation gpu = trainer.evaluate();
+  ReferenceTrainer reference(trainer.parameters(), Arithmetic::kMirrorGpu);
+  const Evaluation want = reference.evaluate(part.test);
+  const long gpu_correct = std::lround(gpu.accuracy * kEvalImages);
+  const long want_correct = std::lround(want.accuracy * kEvalImages);
+  long near_ties = 0;
+  for (int start = 0; start < kEvalImages; start += kEvalChunk) {
+    std::vector<int> rows(std::min(kEvalChunk, kEvalImages - start));
+    std::iota(rows.begin(), rows.end(), start);
+    const std::vector<double>& logits =
+        reference.forward(part.test, rows.data(), static_cast<int>(rows.size()));
+    for (size_t r = 0; r < rows.size(); ++r) {
+      std::vector<double> row(logits.begin() + r * kClasses, logits.begin() + (r + 1) * kClasses);
+      std::partial_sort(row.begin(), row.begin() + 2, row.end(), std::greater<double>());
+      near_ties += row[0] - row[1] < kNearTie;
+    }
+  }
+  const double gap = std::fabs(gpu.mean_loss - want.mean_loss);
+  std::printf(
+      "evaluation of %d test images (chunks of %d) after one epoch of %d: correct %ld, reference "
+      "%ld (%ld near a tie); mean loss %.7f, reference %.7f, gap %.1e (tolerance %.1e)\n",
+      kEvalImages, kEvalChunk, kEvalTrainImages, gpu_correct, want_correct, near_ties,
+      gpu.mean_loss, want.mean_loss, gap, kEvalLossTolerance);
+  CHECK_MSG(std::labs(gpu_correct - want_correct) <= near_ties,
+            "evaluate() counts the reference's correct predictions");
+  CHECK_MSG(gap <= kEvalLossTolerance, "evaluate() gives the reference's mean loss");
 }
 
 void test_accuracy(const Dataset& data) {
@@ -603,7 +747,9 @@ int main(int argc, char** argv) {
     test_partial_batch(data, 37);
     test_partial_batch(data, 32);
     test_graph_matches_host(data);
+    test_graph_cache(data);
     test_accuracy(data);
+    test_evaluation(data);
     if (testing::chapter_kernels(chapter_name()).whole_k) {
       for (const ReachModel& model : kSwapAbReach) test_newest_kernels(data, model);
     } else {
