@@ -92,7 +92,7 @@ uint64_t float_bits(float x) {
 
 // The sum over i of (i + 1) x bits of element i, modulo 2^64: a changed, moved or missing element
 // changes it (a transposed matrix, an epoch's order taken from the next epoch), and numpy sums
-// it the same way (checksum() in bench/pytorch_mlp.py).
+// it the same way (checksum_line() in bench/pytorch_mlp.py).
 template <typename Bits>
 void print_checksum(const std::string& name, const std::string& shape, size_t count, Bits bits) {
   uint64_t sum = 0;
