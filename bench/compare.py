@@ -159,6 +159,7 @@ def write_losses(out, implementation, steps):
 def run_pytorch(args, script):
     """The PyTorch script on the same grid; returns False if it failed."""
     command = [sys.executable, str(script), "--out", str(args.out),
+               "--build-dir", str(args.build_dir),
                "--batches", ",".join(map(str, args.batches)),
                "--hiddens", ",".join(map(str, args.hiddens))]
     if args.pytorch_variants:

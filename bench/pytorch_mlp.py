@@ -5,17 +5,19 @@ batch order, trained by PyTorch three ways and timed on the GPU.
     python3 bench/pytorch_mlp.py --out OUT [--batches 32,256]
         [--hiddens 128,256,512,1024,2048,4096,8192]
         [--variants pytorch_eager,pytorch_compile,pytorch_cudagraph] [--data-dir DIR]
-        [--lr 0.05] [--seed 42] [--windows 3] [--window-steps 200] [--warmup-steps 20]
-        [--append] [--quick]
-    python3 bench/pytorch_mlp.py --self-test [--data-dir DIR]     (numpy only, no torch, no GPU)
+        [--build-dir BUILD] [--lr 0.05] [--seed 42] [--windows 3] [--window-steps 200]
+        [--warmup-steps 20] [--append] [--quick]
+    python3 bench/pytorch_mlp.py --self-test [--data-dir DIR] [--build-dir BUILD]
+        (numpy only, no torch, no GPU)
 
 The model is the trainers' 784-h-h-h-10 ReLU MLP with softmax cross-entropy (mean over the
 batch) and plain SGD. Weights are fp32 and every GEMM runs on fp16 operands with fp32
-accumulation (torch.autocast float16, reduced-precision reductions off). Images are scaled and
-standardised with the train statistics exactly as common/dataset.cpp does and kept on the GPU in
-fp16, as the trainers keep them. Initial weights and the per-epoch shuffle are the trainers'
-SplitMix64 streams (common/rng.hpp, common/model.cpp) ported bit for bit, so loss curves compare
-step by step. The batch gather runs on the GPU, no step waits for the host, and losses stay in a
+accumulation (torch.autocast float16, reduced-precision reductions off). What the trainers start
+from comes from the C++ itself: BUILD/common/trainer_inputs (common/trainer_inputs.cpp), given
+the trainers' options, writes the initial weights and biases, every epoch's batch order and the
+train images normalised as common/dataset.cpp does, as .npy files into a temporary folder. The
+images are kept on the GPU in fp16, as the trainers keep them, so loss curves compare step by
+step. The batch gather runs on the GPU, no step waits for the host, and losses stay in a
 GPU tensor until the timed region has ended. What autocast does differently from the trainers:
 biases enter the GEMM epilogue as fp16, logits are fp16 before the fp32 loss, and gradients of
 weights and biases come out of fp16 GEMMs as fp16 before the fp32 update (the trainers keep
@@ -56,20 +58,22 @@ A failed measurement prints one error line; the others still run and the exit st
 20 loss steps, and unless given otherwise batches 32,256 and hidden 1024 (max-autotune still
 compiles three shapes: batch 32, 256 and the partial 96).
 
---self-test prints values to diff against the C++ (a SplitMix64 test vector, below(), the first
-shuffle draw, initial weights of 784-1024-1024-1024-10 at seed 42 in C's %a and %.9g, epoch
-orders, and with MNIST in --data-dir the pixel statistics and three normalised pixels) and checks
-the vectorised weight generator against the scalar one.
+--self-test runs trainer_inputs for 784-1024-1024-1024-10 at seed 42 over two epochs with
+--checksums, reads its files as a measurement does, and checks what PyTorch would train from
+against the checksums the C++ prints: every initial weight and bias in nn.Linear's layout, and
+both epochs' batches at batch 32 (sample ids, fp16 images, labels), bit for bit. It prints its
+lines and exits 1 on any difference.
 """
 import argparse
 import csv
 import datetime
-import functools
+import difflib
 import gc
 import math
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -84,237 +88,129 @@ except ImportError as missing:
 torch = None  # imported by import_torch(): --self-test runs without it
 
 TRAIN_IMAGES = 60000
-IMAGE_SIDE = 28
-PIXELS = IMAGE_SIDE * IMAGE_SIDE
+PIXELS = 28 * 28
 CLASSES = 10
 LOSS_BATCH, LOSS_HIDDEN = 32, 1024
 VARIANTS = ["pytorch_eager", "pytorch_compile", "pytorch_cudagraph"]
 COMPILE_MODES = ["max-autotune", "max-autotune-no-cudagraphs"]
 COLUMNS = ["date", "gpu", "sm_clock_mhz", "driver", "cuda", "torch", "implementation", "kind",
            "batch", "hidden", "steps_timed", "ms_per_step", "ms_per_epoch", "repeats"]
-DEFAULT_DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "mnist"
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATA_DIR = ROOT / "data" / "mnist"
+DEFAULT_BUILD_DIR = ROOT / "build"
 # Hidden widths above this get proportionally shorter windows (a step at 8192 is ~4x longer).
 FULL_WINDOW_HIDDEN = 2048
-
-# common/rng.hpp
+SELF_TEST_EPOCHS = 2
 MASK64 = (1 << 64) - 1
-GOLDEN_GAMMA = 0x9E3779B97F4A7C15
-MIX_1 = 0xBF58476D1CE4E5B9
-MIX_2 = 0x94D049BB133111EB
-STREAM_MULTIPLIER = 0xD1B54A32D192ED03
-INIT_STREAM = 0
-SHUFFLE_STREAM = 1
-DRAW_CHUNK = 1 << 22  # vectorised draws per numpy pass
+CHECKSUM_CHUNK = 1 << 22  # elements per numpy pass
 
 
-class DataError(Exception):
-    """Missing or malformed IDX files; the message names the file."""
+class InputsError(Exception):
+    """trainer_inputs is missing or failed (its error line), or wrote something unexpected."""
 
 
 class Diverged(RuntimeError):
     """A non-finite training loss: no other compile mode would help."""
 
 
-# --- SplitMix64, initial weights and batch order: common/rng.hpp and common/model.cpp ---------
-
-class SplitMix64:
-    """common/rng.hpp's generator with Python integers masked to 64 bits."""
-
-    def __init__(self, seed):
-        self.state = seed & MASK64
-
-    def next(self):
-        self.state = (self.state + GOLDEN_GAMMA) & MASK64
-        z = self.state
-        z = ((z ^ (z >> 30)) * MIX_1) & MASK64
-        z = ((z ^ (z >> 27)) * MIX_2) & MASK64
-        return z ^ (z >> 31)
-
-    def below(self, bound):
-        """Uniform in [0, bound): the high 64 bits of the 128-bit product."""
-        return (self.next() * bound) >> 64
-
-    def uniform01(self):
-        return np.float32(self.next() >> 40) * np.float32(2.0 ** -24)
-
-
-def stream(seed, stream_id):
-    return SplitMix64(SplitMix64(seed ^ ((stream_id * STREAM_MULTIPLIER) & MASK64)).next())
-
-
-@functools.lru_cache(maxsize=None)
-def epoch_order(count, seed, epoch):
-    """The order in which epoch `epoch` visits the samples (Fisher-Yates), as int64; cached, as
-    every measurement of a batch size walks the same epochs."""
-    order = list(range(count))
-    rng = stream(seed, SHUFFLE_STREAM + epoch)
-    for i in range(count - 1, 0, -1):
-        j = rng.below(i + 1)
-        order[i], order[j] = order[j], order[i]
-    return np.array(order, dtype=np.int64)
-
-
-def splitmix64_draws(seed_state, first, count):
-    """What next() returns on calls first+1 ... first+count of SplitMix64(seed_state), at once:
-    the state after call i is seed_state + i * gamma, so every draw is independent of the last."""
-    calls = np.arange(first + 1, first + count + 1, dtype=np.uint64)
-    z = np.uint64(seed_state) + calls * np.uint64(GOLDEN_GAMMA)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(MIX_1)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(MIX_2)
-    return z ^ (z >> np.uint64(31))
-
-
-def uniform_block(seed_state, first, count, bound):
-    """(2 * uniform01() - 1) * bound for `count` draws from call `first` on, in float32."""
-    out = np.empty(count, dtype=np.float32)
-    for start in range(0, count, DRAW_CHUNK):
-        size = min(DRAW_CHUNK, count - start)
-        u = (splitmix64_draws(seed_state, first + start, size) >> np.uint64(40)).astype(
-            np.float32) * np.float32(2.0 ** -24)
-        out[start:start + size] = (np.float32(2) * u - np.float32(1)) * bound
-    return out
-
-
-def init_params(sizes, seed):
-    """[(weights [out, in], bias [out]), ...] as model.cpp draws them: PyTorch's nn.Linear
-    default, uniform in +-1/sqrt(fan_in), layer by layer, weights before bias."""
-    seed_state = stream(seed, INIT_STREAM).state
-    drawn = 0
-    params = []
-    for fan_in, fan_out in zip(sizes, sizes[1:]):
-        bound = np.float32(1) / np.sqrt(np.float32(fan_in))
-        weights = uniform_block(seed_state, drawn, fan_out * fan_in, bound)
-        drawn += fan_out * fan_in
-        bias = uniform_block(seed_state, drawn, fan_out, bound)
-        drawn += fan_out
-        params.append((weights.reshape(fan_out, fan_in), bias))
-    return params
-
+# --- what the trainers start from, written by common/trainer_inputs.cpp --------------------------
 
 def layer_sizes(hidden):
     return [PIXELS, hidden, hidden, hidden, CLASSES]
 
 
-# --- MNIST: common/idx.cpp and common/dataset.cpp ----------------------------------------------
-
-def read_idx(path, rank):
-    """An unsigned-byte IDX file with `rank` dimensions, checked against its header."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        raise DataError(f"{path}: cannot open (run data/fetch.sh first?)")
-    header = 4 + 4 * rank
-    if len(data) < header:
-        raise DataError(f"{path}: truncated header: {len(data)} bytes")
-    magic = int.from_bytes(data[:4], "big")
-    expected_magic = 0x08 << 8 | rank
-    if magic != expected_magic:
-        raise DataError(f"{path}: bad magic 0x{magic:08x}, expected 0x{expected_magic:08x} "
-                        f"({rank}-d ubyte)")
-    dims = [int.from_bytes(data[4 + 4 * d:8 + 4 * d], "big") for d in range(rank)]
-    if 0 in dims:
-        raise DataError(f"{path}: dimension {dims.index(0)} is zero")
-    expected_size = header + math.prod(dims)
-    if len(data) != expected_size:
-        problem = "truncated" if len(data) < expected_size else "trailing bytes"
-        raise DataError(f"{path}: size {len(data)} bytes, header promises {expected_size} "
-                        f"({problem})")
-    return np.frombuffer(data, dtype=np.uint8, offset=header).reshape(dims)
+def write_trainer_inputs(args, folder, hidden, epochs, train_split, checksums=False):
+    """Runs BUILD/common/trainer_inputs with the trainers' options, writing into `folder`;
+    returns the lines it prints (with checksums, theirs)."""
+    tool = args.build_dir / "common" / "trainer_inputs"
+    if not tool.is_file():
+        raise InputsError(f"{tool} not found (ninja -C {args.build_dir} common/trainer_inputs)")
+    command = [str(tool), "--out-dir", str(folder), "--data-dir", str(args.data_dir),
+               "--hidden", str(hidden), "--seed", str(args.seed), "--epochs", str(epochs)]
+    command += ["--train-split"] * train_split + ["--checksums"] * checksums
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        lines = result.stderr.strip().splitlines() or [f"exit status {result.returncode}"]
+        raise InputsError(f"{tool.name}: {lines[-1].removeprefix('error: ')}")
+    return result.stdout.splitlines()
 
 
-def read_split(data_dir, prefix):
-    """(pixels [count, 784] uint8, labels [count] uint8) of train or t10k."""
-    images_path = data_dir / f"{prefix}-images-idx3-ubyte"
-    labels_path = data_dir / f"{prefix}-labels-idx1-ubyte"
-    images = read_idx(images_path, 3)
-    labels = read_idx(labels_path, 1)
-    if images.shape[1:] != (IMAGE_SIDE, IMAGE_SIDE):
-        raise DataError(f"{images_path}: images are {images.shape[1]}x{images.shape[2]}, "
-                        f"expected 28x28")
-    if len(labels) != len(images):
-        raise DataError(f"{labels_path}: {len(labels)} labels for {len(images)} images")
-    if labels.max() >= CLASSES:
-        raise DataError(f"{labels_path}: label {labels.max()} is not a digit 0-9")
-    return images.reshape(len(images), PIXELS), labels
+def load_params(folder, hidden):
+    """[w0, b0, w1, b1, ...] in the order of nn.Sequential's parameters: weights [out, in] as
+    nn.Linear holds them, biases [out]."""
+    return [np.load(folder / f"{kind}{layer}.npy")
+            for layer in range(len(layer_sizes(hidden)) - 1) for kind in "wb"]
 
 
-def pixel_statistics(pixels, source):
-    """Mean and deviation of pixels / 255 as float32, summed in float64 one pixel after another
-    as dataset.cpp does (np.sum would add in pairs and may round the last bit differently)."""
-    total = squares = 0.0
-    flat = pixels.reshape(-1)
-    for start in range(0, flat.size, DRAW_CHUNK):
-        x = flat[start:start + DRAW_CHUNK].astype(np.float64) / 255.0
-        total = float(np.add.accumulate(np.concatenate(([total], x)))[-1])
-        squares = float(np.add.accumulate(np.concatenate(([squares], x * x)))[-1])
-    n = float(flat.size)
-    mean = total / n
-    std = math.sqrt(max(squares / n - mean * mean, 0.0))
-    if not std > 0:
-        raise DataError(f"{source}: train images are constant")
-    return np.float32(mean), np.float32(std)
+def load_orders(folder):
+    """[epochs, 60000]: each epoch's sample ids in the order the trainers visit them."""
+    return np.load(folder / "order.npy").astype(np.int64)
 
 
-def normalise(pixels, mean, std):
-    """(pixel / 255 - mean) / std in float32, as dataset.cpp computes it."""
-    return (pixels.astype(np.float32) / np.float32(255) - mean) / std
+def load_split(folder):
+    """(train images [60000, 784] in fp16, labels [60000] as int64), as the trainers hold them."""
+    images = np.load(folder / "train_images.npy").astype(np.float16)
+    labels = np.load(folder / "train_labels.npy").astype(np.int64)
+    if len(images) != TRAIN_IMAGES:
+        raise InputsError(f"{len(images)} train images, expected {TRAIN_IMAGES}")
+    return images, labels
 
 
-# --- self-test -----------------------------------------------------------------------------------
-
-def c_hex(value):
-    """A float as C's printf("%a") writes it, e.g. -0x1.6ec95cp-7."""
-    mantissa, exponent = float(value).hex().split("p")
-    return f"{mantissa.rstrip('0').rstrip('.')}p{exponent}"
+def epochs_needed(batch, steps):
+    return max(1, math.ceil(steps / (TRAIN_IMAGES // batch)))
 
 
-def print_value(name, value):
-    print(f"{name} {c_hex(value)} {float(value):.9g}")
+def make_schedule(batch, steps_needed, orders):
+    """([steps, batch] sample ids of whole-batch steps over as many epochs as needed; the partial
+    last batch of epoch 0 or None), from the trainers' epoch orders."""
+    full = TRAIN_IMAGES // batch
+    epochs = epochs_needed(batch, steps_needed)
+    if len(orders) < epochs:
+        raise InputsError(f"order.npy holds {len(orders)} epochs, {epochs} needed")
+    schedule = orders[:epochs, :full * batch].reshape(epochs * full, batch)
+    partial = orders[0, full * batch:] if TRAIN_IMAGES % batch else None
+    return schedule, partial
 
 
-def self_test(data_dir):
-    """Prints what a C++ program using rng.hpp, model.cpp and dataset.cpp prints for the same
-    calls (tests/python_tools_test.sh holds the C++ output); returns 1 if the vectorised draws
-    disagree with the scalar generator."""
-    rng = SplitMix64(0)
-    for i in range(3):
-        print(f"splitmix64(0) next {i}: 0x{rng.next():016x}")
-    rng = SplitMix64(7)
-    for i in range(3):
-        print(f"splitmix64(7) below(60000) {i}: {rng.below(60000)}")
-    print(f"stream(42,1) next: 0x{stream(42, SHUFFLE_STREAM).next():016x}")
+def checksum_line(name, values):
+    """As trainer_inputs --checksums prints it: the sum over i of (i + 1) x the bits of element i
+    in C order, modulo 2^64; floats by their float32 bit pattern (fp16 widens exactly)."""
+    flat = np.ascontiguousarray(values).reshape(-1)
+    if flat.dtype.kind == "f":
+        flat = flat.astype(np.float32).view(np.uint32)
+    total = 0
+    for start in range(0, flat.size, CHECKSUM_CHUNK):
+        part = flat[start:start + CHECKSUM_CHUNK].astype(np.uint64)
+        index = np.arange(start + 1, start + part.size + 1, dtype=np.uint64)
+        total = (total + int((part * index).sum(dtype=np.uint64))) & MASK64
+    return f"{name} {'x'.join(map(str, values.shape))} {total:016x}"
 
-    params = init_params(layer_sizes(1024), 42)
-    flat = {f"{kind}{layer}": array.reshape(-1) for layer, (w, b) in enumerate(params)
-            for kind, array in (("w", w), ("b", b))}
-    for name, index in [("w0", 0), ("w0", 1), ("w0", 2), ("w0", 802815), ("b0", 0), ("b0", 1023),
-                        ("w1", 0), ("w1", 1048575), ("b2", 5), ("w3", 0), ("w3", 10239),
-                        ("b3", 9)]:
-        print_value(f"{name}[{index}]", flat[name][index])
-    for epoch in range(2):
-        order = epoch_order(TRAIN_IMAGES, 42, epoch)
-        print(f"order e{epoch}: " + " ".join(str(order[i]) for i in [0, 1, 2, 3, 4, 5, 6, 7, 31,
-                                                                       32, 59999]))
-    if all((data_dir / name).exists() for name in ["train-images-idx3-ubyte",
-                                                   "t10k-images-idx3-ubyte"]):
-        train_pixels, _ = read_split(data_dir, "train")
-        test_pixels, _ = read_split(data_dir, "t10k")
-        mean, std = pixel_statistics(train_pixels, data_dir)
-        print_value("pixel_mean", mean)
-        print_value("pixel_std", std)
-        print_value("train[0][0]", normalise(train_pixels[0], mean, std)[0])
-        print_value("train[0][156]", normalise(train_pixels[0], mean, std)[156])
-        print_value("test[0][202]", normalise(test_pixels[0], mean, std)[202])
-    else:
-        print(f"pixel statistics: skipped, no MNIST in {data_dir}", file=sys.stderr)
 
-    scalar = stream(42, INIT_STREAM)
-    bound = np.float32(1) / np.sqrt(np.float32(PIXELS))
-    expected = [(np.float32(2) * scalar.uniform01() - np.float32(1)) * bound for _ in range(1000)]
-    if not np.array_equal(np.array(expected, dtype=np.float32), flat["w0"][:1000]):
-        print("error: vectorised draws differ from SplitMix64.next()", file=sys.stderr)
+def self_test(args):
+    """What a measurement at batch 32, hidden 1024 would train from, against trainer_inputs'
+    checksums (the module's docstring says which); returns 1 on any difference."""
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(scratch)
+        expected = write_trainer_inputs(args, folder, LOSS_HIDDEN, SELF_TEST_EPOCHS,
+                                        train_split=True, checksums=True)
+        params = load_params(folder, LOSS_HIDDEN)
+        images, labels = load_split(folder)
+        steps = SELF_TEST_EPOCHS * (TRAIN_IMAGES // LOSS_BATCH)
+        schedule, _ = make_schedule(LOSS_BATCH, steps, load_orders(folder))
+    actual = [checksum_line(f"{'wb'[i % 2]}{i // 2}", array) for i, array in enumerate(params)]
+    for epoch, rows in enumerate(schedule.reshape(SELF_TEST_EPOCHS, -1)):
+        actual += [checksum_line(f"order e{epoch}", rows),
+                   checksum_line(f"images e{epoch}", images[rows]),
+                   checksum_line(f"labels e{epoch}", labels[rows])]
+    print("\n".join(actual))
+    if actual != expected:
+        print("error: PyTorch's inputs differ from the C++ (- trainer_inputs, + pytorch_mlp.py):",
+              file=sys.stderr)
+        print("\n".join(difflib.unified_diff(expected, actual, lineterm="", n=0)),
+              file=sys.stderr)
         return 1
-    print("vectorised draws match the scalar generator on 1000 weights", file=sys.stderr)
+    print(f"{len(actual)} checksums equal to trainer_inputs': initial parameters, "
+          f"{SELF_TEST_EPOCHS} epochs of batches", file=sys.stderr)
     return 0
 
 
@@ -504,18 +400,6 @@ def median_ms_per_step(launch, windows, steps):
     return statistics.median(per_step)
 
 
-def make_schedule(batch, steps_needed, seed):
-    """([steps, batch] rows of whole-batch steps over as many epochs as needed, on the GPU; the
-    partial last batch of epoch 0 or None)."""
-    full = TRAIN_IMAGES // batch
-    epochs = max(1, math.ceil(steps_needed / full))
-    orders = [epoch_order(TRAIN_IMAGES, seed, e) for e in range(epochs)]
-    schedule = np.concatenate([order[:full * batch].reshape(full, batch) for order in orders])
-    partial = orders[0][full * batch:] if TRAIN_IMAGES % batch else None
-    return (torch.from_numpy(schedule).cuda(),
-            None if partial is None else torch.from_numpy(partial.copy()).cuda())
-
-
 def gpu_clock_and_driver():
     """(SM clock in MHz, driver version) from nvidia-smi: of this process's GPU by its PCI
     address, else of the first GPU; ('', 'unknown') without nvidia-smi."""
@@ -546,16 +430,22 @@ class Settings:
         self.warmup = 3 if args.quick else args.warmup_steps
         self.loss_steps = 20 if args.quick else TRAIN_IMAGES // LOSS_BATCH
         self.lr = args.lr
-        self.seed = args.seed
 
     def window(self, hidden):
         return max(2, round(self.window_steps * min(1.0, FULL_WINDOW_HIDDEN / hidden)))
+
+    def steps_needed(self, batch, hidden):
+        """Warm-up and timed steps; at the loss curves' configuration, the loss steps if more."""
+        steps = self.warmup + self.windows * self.window(hidden)
+        if (batch, hidden) == (LOSS_BATCH, LOSS_HIDDEN):
+            steps = max(steps, self.loss_steps)
+        return steps
 
 
 class Measurement:
     """One variant at one batch and hidden width: builds, warms up, times, records the loss."""
 
-    def __init__(self, settings, data, init, batch, hidden):
+    def __init__(self, settings, data, init, orders, batch, hidden):
         self.settings = settings
         self.data = data
         self.init = init
@@ -563,10 +453,9 @@ class Measurement:
         self.hidden = hidden
         self.window = settings.window(hidden)
         self.with_losses = (batch, hidden) == (LOSS_BATCH, LOSS_HIDDEN)
-        steps_needed = settings.warmup + settings.windows * self.window
-        if self.with_losses:
-            steps_needed = max(steps_needed, settings.loss_steps)
-        self.schedule, self.partial_rows = make_schedule(batch, steps_needed, settings.seed)
+        schedule, partial = make_schedule(batch, settings.steps_needed(batch, hidden), orders)
+        self.schedule = torch.from_numpy(np.ascontiguousarray(schedule)).cuda()
+        self.partial_rows = None if partial is None else torch.from_numpy(partial.copy()).cuda()
 
     def runner(self, variant, compile_mode):
         module = make_module(self.hidden, *self.data)
@@ -738,15 +627,25 @@ class Sweep:
               f"{' + '.join(f'{s:.1f}' for s in warm)} s; SM {clock} MHz)"
               + ("; loss curve written" if losses is not None else ""), flush=True)
 
-    def run(self, data):
+    def run(self):
+        """Every hidden width: its initial parameters and batch orders from trainer_inputs (the
+        train split too, the first time), then every batch size and variant."""
+        data = None
         for hidden in self.args.hiddens:
             begin = time.perf_counter()
-            init = [torch.from_numpy(array).cuda() for layer in
-                    init_params(layer_sizes(hidden), self.args.seed) for array in layer]
-            print(f"hidden {hidden}: initial weights drawn in {time.perf_counter() - begin:.1f} s",
-                  flush=True)
+            epochs = max(epochs_needed(batch, self.settings.steps_needed(batch, hidden))
+                         for batch in self.args.batches)
+            with tempfile.TemporaryDirectory() as scratch:
+                folder = Path(scratch)
+                write_trainer_inputs(self.args, folder, hidden, epochs, train_split=data is None)
+                if data is None:
+                    data = [torch.from_numpy(array).cuda() for array in load_split(folder)]
+                init = [torch.from_numpy(array).cuda() for array in load_params(folder, hidden)]
+                orders = load_orders(folder)
+            print(f"hidden {hidden}: initial parameters and {epochs} epochs' batch order from "
+                  f"trainer_inputs in {time.perf_counter() - begin:.1f} s", flush=True)
             for batch in self.args.batches:
-                measurement = Measurement(self.settings, data, init, batch, hidden)
+                measurement = Measurement(self.settings, data, init, orders, batch, hidden)
                 for variant in self.args.variants:
                     label = f"{variant} batch {batch} hidden {hidden}"
                     try:
@@ -756,17 +655,6 @@ class Sweep:
                     release()
             del init
             release()
-
-
-def load_train_on_gpu(data_dir):
-    """The normalised train images in fp16 and the labels as int64, on the GPU."""
-    pixels, labels = read_split(data_dir, "train")
-    if len(pixels) != TRAIN_IMAGES:
-        raise DataError(f"{data_dir}: {len(pixels)} train images, expected {TRAIN_IMAGES}")
-    mean, std = pixel_statistics(pixels, data_dir)
-    images = normalise(pixels, mean, std).astype(np.float16)
-    return (torch.from_numpy(images).cuda(),
-            torch.from_numpy(labels.astype(np.int64)).cuda())
 
 
 def variant_list(text):
@@ -782,6 +670,8 @@ def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, help="folder for the CSVs")
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--build-dir", type=Path, default=DEFAULT_BUILD_DIR,
+                        help="the build holding common/trainer_inputs")
     parser.add_argument("--batches", type=integer_list, help="default 32,256")
     parser.add_argument("--hiddens", type=integer_list,
                         help="default 128,256,512,1024,2048,4096,8192 (--quick: 1024)")
@@ -796,15 +686,13 @@ def parse_args():
                         help="keep the rows of an existing comparison_pytorch.csv")
     parser.add_argument("--quick", action="store_true", help="tiny step counts: a smoke test")
     parser.add_argument("--self-test", action="store_true",
-                        help="print values to compare with the C++; needs numpy only")
+                        help="check the inputs read against the C++; needs numpy only")
     args = parser.parse_args()
     if not args.self_test:
         if args.out is None:
             parser.error("--out is required")
         if min(args.windows, args.window_steps, args.warmup_steps) < 1 or not args.lr > 0:
             parser.error("--windows, --window-steps, --warmup-steps and --lr must be positive")
-        if not 0 <= args.seed <= MASK64:
-            parser.error("--seed must be in [0, 2^64)")
         if args.batches and max(args.batches) > TRAIN_IMAGES:
             parser.error(f"--batches: at most {TRAIN_IMAGES}")
     args.batches = args.batches or [32, 256]
@@ -815,27 +703,22 @@ def parse_args():
 
 def main():
     args = parse_args()
-    if args.self_test:
-        try:
-            return self_test(args.data_dir)
-        except DataError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 1
-    import_torch()
-    # The chapters accumulate in fp32 everywhere: no fp16 reductions inside cuBLAS either.
-    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
-    args.out.mkdir(parents=True, exist_ok=True)
     try:
-        data = load_train_on_gpu(args.data_dir)
-    except DataError as error:
+        if args.self_test:
+            return self_test(args)
+        import_torch()
+        # The chapters accumulate in fp32 everywhere: no fp16 reductions inside cuBLAS either.
+        torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+        args.out.mkdir(parents=True, exist_ok=True)
+        results = Results(args.out, args.append)
+        sweep = Sweep(args, results)
+        print(f"{sweep.record['gpu']}, torch {torch.__version__}, CUDA {torch.version.cuda}; "
+              f"variants {','.join(args.variants)}; batches {args.batches}; hiddens "
+              f"{args.hiddens}" + ("; --quick" if args.quick else ""), flush=True)
+        sweep.run()
+    except InputsError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    results = Results(args.out, args.append)
-    sweep = Sweep(args, results)
-    print(f"{sweep.record['gpu']}, torch {torch.__version__}, CUDA {torch.version.cuda}; "
-          f"variants {','.join(args.variants)}; batches {args.batches}; hiddens {args.hiddens}"
-          + ("; --quick" if args.quick else ""), flush=True)
-    sweep.run(data)
     print(f"wrote {results.path}", flush=True)
     if results.failures:
         print(f"{results.failures} measurement(s) failed", flush=True)

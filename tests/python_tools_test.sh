@@ -7,9 +7,10 @@
 #       from docs/results/; tools/draw_concepts.py draws the concept figures (chapter 11's once
 #       chapters/11_clusters exists), the same bytes every run, and stops with an error when a
 #       header no longer has a constant it uses
-#   tests/python_tools_test.sh pytorch-self-test SOURCE_ROOT DATA_DIR
-#       bench/pytorch_mlp.py --self-test prints exactly what the C++ (rng.hpp, model.cpp,
-#       dataset.cpp) gives for the same calls: generator, initial weights, epoch orders, pixels
+#   tests/python_tools_test.sh pytorch-self-test SOURCE_ROOT DATA_DIR BUILD_ROOT
+#       bench/pytorch_mlp.py --self-test: the initial parameters and two epochs of batches it
+#       reads from the files of BUILD_ROOT/common/trainer_inputs equal the C++ ones, checksum for
+#       checksum: its lines equal those of trainer_inputs --checksums run here
 #   tests/python_tools_test.sh docs SOURCE_ROOT
 #       tools/check_docs.py on README.md and docs/: excerpts, links, anchors, generated tables
 #   tests/python_tools_test.sh docs-self-test SOURCE_ROOT
@@ -147,52 +148,20 @@ plots() {
     "concept figures drawn twice, the same bytes; a renamed constant stops draw_concepts.py"
 }
 
-# From a throwaway C++ program calling SplitMix64, stream, init_params({784, 1024, 1024, 1024,
-# 10}, 42), epoch_order(60000, 42, e) and load_dataset(MNIST), printing floats with %a %.9g.
-expected_self_test() {
-  cat <<'TEXT'
-splitmix64(0) next 0: 0xe220a8397b1dcdaf
-splitmix64(0) next 1: 0x6e789e6aa1b965f4
-splitmix64(0) next 2: 0x06c45d188009454f
-splitmix64(7) below(60000) 0: 23389
-splitmix64(7) below(60000) 1: 1007
-splitmix64(7) below(60000) 2: 54045
-stream(42,1) next: 0x3d9f26595633b8d3
-w0[0] -0x1.6ec95cp-7 -0.0111934375
-w0[1] 0x1.0aad4cp-5 0.0325533375
-w0[2] -0x1.ff32dcp-11 -0.000975034083
-w0[802815] 0x1.0615f6p-5 0.0319928937
-b0[0] 0x1.90b402p-11 0.000764280616
-b0[1023] 0x1.5c33b8p-9 0.00265657064
-w1[0] -0x1.a36dep-7 -0.0127999634
-w1[1048575] 0x1.c7c25p-8 0.00695433095
-b2[5] 0x1.c00e6cp-6 0.0273471884
-w3[0] -0x1.e24528p-7 -0.0147177167
-w3[10239] -0x1.2425ap-7 -0.00891561806
-b3[9] -0x1.0a46p-6 -0.0162520409
-order e0: 24026 55850 46781 40984 38127 36925 26356 2002 5440 9256 14442
-order e1: 12290 40741 382 22618 29607 20490 46000 53100 58245 48062 10806
-pixel_mean 0x1.0b97b8p-3 0.130660474
-pixel_std 0x1.3b809cp-2 0.308107793
-train[0][0] -0x1.b2406ep-2 -0.424073905
-train[0][156] 0x1.2dfd14p+0 1.17964292
-test[0][202] 0x1.4a46b4p-1 0.645070672
-TEXT
-}
-
+# What --self-test asks trainer_inputs for (784-1024-1024-1024-10, seed 42, 2 epochs), asked
+# here again, so that the lines to match come from the C++ and not from the script under test.
 pytorch_self_test() {
-  local python data_dir=$1
+  local python data_dir=$1 build_root=$2
   python=$(find_python numpy) || exit $?
+  "$build_root/common/trainer_inputs" --out-dir "$scratch/inputs" --data-dir "$data_dir" \
+    --hidden 1024 --seed 42 --epochs 2 --checksums >"$scratch/expected" ||
+    fail "trainer_inputs (above)"
   "$python" "$root/bench/pytorch_mlp.py" --self-test --data-dir "$data_dir" \
-    >"$scratch/actual" 2>"$scratch/stderr" ||
+    --build-dir "$build_root" >"$scratch/actual" 2>"$scratch/stderr" ||
     fail "pytorch_mlp.py --self-test: $(cat "$scratch/stderr")"
-  expected_self_test >"$scratch/expected"
-  if ! diff "$scratch/expected" "$scratch/actual"; then
-    fail "pytorch_mlp.py --self-test differs from the C++ values (< C++, > Python; no MNIST" \
-      "in $data_dir? run data/fetch.sh)"
-  fi
-  echo "pytorch_mlp --self-test: $(wc -l <"$scratch/expected") lines equal to the C++;" \
-    "$(cat "$scratch/stderr")"
+  diff "$scratch/expected" "$scratch/actual" ||
+    fail "pytorch_mlp.py --self-test differs from trainer_inputs (< C++, > Python)"
+  echo "pytorch_mlp --self-test: $(cat "$scratch/stderr")"
 }
 
 # The docs' checker needs no module beyond Python's own.
@@ -210,7 +179,7 @@ docs_self_test() {
 
 case $mode in
   plots) plots ;;
-  pytorch-self-test) pytorch_self_test "$3" ;;
+  pytorch-self-test) pytorch_self_test "$3" "$4" ;;
   docs) docs ;;
   docs-self-test) docs_self_test ;;
   *) fail "unknown mode '$mode' (plots, pytorch-self-test, docs or docs-self-test)" ;;
