@@ -3,16 +3,13 @@
 
     python3 tools/draw_concepts.py [FIGURES_DIR]
 
-Every size, count and name in the figures comes from the chapters' headers: CONSTANTS below names
-the header and the C++ constants each figure uses, and the script reads them (a namespace-level
-`constexpr int kName = expression;`, evaluated with the constants it names) when it starts, so
-that a figure cannot drift from the code it explains; the measured figures read their CSVs. A
-constant that is missing or no longer an integer stops the script with an `error:` line. Chapter
-11's figure reads CH11_HEADER once that chapter exists; before, it is skipped with a line saying
-so. The output is deterministic: the same inputs give the same PNG bytes.
-
-A figure is a short description over a few helpers: Canvas (boxes, text, arrows, wrapped notes,
-legends, a row of boxes joined by arrows) and Timeline (named rows, bars and spans over time).
+Every size, count and name in the figures comes from the chapters' headers (CONSTANTS: a
+namespace-level `constexpr int kName = expression;`, evaluated with the constants it names) or
+from the measured CSVs, so that a figure cannot drift from the code it explains; a constant that
+is missing or no longer an integer stops the script with an `error:` line. Chapter 11's figure is
+skipped, with a line saying so, until chapters/11_clusters exists. The same inputs give the same
+PNG bytes. A figure is a short description over Canvas (boxes, text, arrows, wrapped notes,
+legends, boxes joined by arrows) and Timeline (named rows, bars and bands over time).
 """
 import ast
 import csv
@@ -238,8 +235,7 @@ def read_ints(path, pattern, what):
 
 def tint(color, amount):
     """`color` mixed with white: amount 1 is the colour, 0 white."""
-    rgb = np.array(to_rgb(color))
-    return tuple(1 - amount * (1 - rgb))
+    return tuple(1 - amount * (1 - np.array(to_rgb(color))))
 
 
 def nb(text):
@@ -254,17 +250,16 @@ class Canvas:
         self.ax.set_xlim(0, width)
         self.ax.set_ylim(height, 0)
         self.ax.axis("off")
-        self.text(width / 2, 26, title, size=17, ha="center", weight="bold")
+        self.text(width / 2, 26, title, 17, "center", weight="bold")
 
     def rect(self, x, y, w, h, face="none", edge=GRID, lw=1.0, text=None, size=11,
              color="black", hatch=None, linestyle="-", weight=None, zorder=1):
         self.ax.add_patch(Rectangle((x, y), w, h, facecolor=face, edgecolor=edge, linewidth=lw,
                                     hatch=hatch, linestyle=linestyle, zorder=zorder))
-        if text is not None:
-            # Over a hatch, the text gets a plain background of the fill colour.
-            box = dict(facecolor=face, edgecolor="none", pad=1.5) if hatch else None
-            self.text(x + w / 2, y + h / 2, text, size=size, ha="center", color=color,
-                      weight=weight, zorder=zorder + 1, bbox=box)
+        if text is not None:  # over a hatch, on a plain background of the fill colour
+            self.text(x + w / 2, y + h / 2, text, size, "center", color=color, weight=weight,
+                      zorder=zorder + 1,
+                      bbox=dict(facecolor=face, edgecolor="none", pad=1.5) if hatch else None)
 
     def box(self, x, y, w, h, color, amount=0.3, lw=1.2, edge=None, **kw):
         """A rectangle filled with a tint of `color`, edged with it."""
@@ -275,75 +270,69 @@ class Canvas:
         self.ax.text(x, y, s, fontsize=size, ha=ha, va=va, color=color, fontweight=weight,
                      zorder=zorder, **kw)
 
-    def head(self, x, y, title, sub=None, size=13, **kw):
-        """A bold heading, and a line under it."""
-        self.text(x, y, title, size=size, weight="bold", **kw)
-        if sub:
-            self.text(x, y + 24, sub, **kw)
+    def bold(self, x, y, s, size=13, **kw):
+        self.text(x, y, s, size, weight="bold", **kw)
+
+    def head(self, x, y, title, sub):
+        self.bold(x, y, title)
+        self.text(x, y + 24, sub)
 
     def lines(self, x, y, rows, step=24, **kw):
         for i, row in enumerate(rows):
             self.text(x, y + i * step, row, **kw)
 
-    def line(self, xs, ys, color=GRID, lw=1.0, linestyle="-", zorder=2):
-        self.ax.plot(xs, ys, color=color, linewidth=lw, linestyle=linestyle, zorder=zorder)
+    def line(self, xs, ys, color=GRID, lw=1.0, linestyle="-"):
+        self.ax.plot(xs, ys, color=color, linewidth=lw, linestyle=linestyle, zorder=2)
 
-    def arrow(self, x0, y0, x1, y1, color="black", lw=1.6, rad=0.0, zorder=4):
-        self.ax.add_patch(FancyArrowPatch((x0, y0), (x1, y1), arrowstyle="-|>",
-                                          mutation_scale=16, color=color, linewidth=lw,
-                                          connectionstyle=f"arc3,rad={rad}", zorder=zorder))
+    def arrow(self, x0, y0, x1, y1, color="black", lw=1.6, rad=0.0):
+        self.ax.add_patch(FancyArrowPatch((x0, y0), (x1, y1), arrowstyle="-|>", mutation_scale=16,
+                                          color=color, linewidth=lw, zorder=4,
+                                          connectionstyle=f"arc3,rad={rad}"))
 
     def grid(self, x, y, cols, rows, cell_w, cell_h, color=GRID, lw=0.6):
         for c in range(cols + 1):
-            self.line([x + c * cell_w] * 2, [y, y + rows * cell_h], color=color, lw=lw)
+            self.line([x + c * cell_w] * 2, [y, y + rows * cell_h], color, lw)
         for r in range(rows + 1):
-            self.line([x, x + cols * cell_w], [y + r * cell_h] * 2, color=color, lw=lw)
+            self.line([x, x + cols * cell_w], [y + r * cell_h] * 2, color, lw)
 
-    def notes(self, x, y, items, width=46, size=12, gap=14):
-        """Paragraphs from (x, y) down: each a plain string or (bold heading, body), the body
-        wrapped at `width` characters. Returns the y under the last."""
-        line = size * 2.1
-        for item in items:
-            heading, body = ("", item) if isinstance(item, str) else item
-            if heading:
-                self.text(x, y, heading, size=size, weight="bold")
-                y += line
-            for text in textwrap.wrap(body, width):
-                self.text(x, y, text, size=size)
-                y += line
+    def notes(self, x, y, text, width=46, size=12, gap=14):
+        """Paragraphs (blank lines between) from (x, y) down, wrapped at `width` characters; a
+        paragraph's leading `**heading**` on a line of its own, in bold."""
+        for paragraph in re.split(r"\n\s*\n", text.strip()):
+            paragraph = paragraph.strip()
+            heading = re.match(r"\*\*(.+?)\*\*", paragraph)
+            rows = textwrap.wrap(re.sub(r"[ \n]+", " ", paragraph[heading.end():] if heading
+                                        else paragraph).strip(), width)
+            for i, row in enumerate(([heading.group(1)] if heading else []) + rows):
+                self.text(x, y, row, size, weight="bold" if heading and i == 0 else None)
+                y += size * 2.1
             y += gap
-        return y
 
     def legend(self, x, y, items, size=11, spacing=22):
         """A row of coloured squares, each followed by its label."""
         for color, label in items:
-            self.rect(x, y - 8, 16, 16, face=color, edge=GRID, lw=0.8)
-            self.text(x + 22, y, label, size=size)
+            self.rect(x, y - 8, 16, 16, face=color, lw=0.8)
+            self.text(x + 22, y, label, size)
             x += 22 + 0.72 * size * len(label) + spacing
 
-    def labelled(self, x, y, w, h, title, body, face, edge):
-        """A box with a bold title and a body under it."""
-        self.rect(x, y, w, h, face=face, edge=edge, lw=1.8)
-        self.text(x + w / 2, y + 20, title, size=12, ha="center", weight="bold")
-        self.text(x + w / 2, y + h / 2 + 12, body, ha="center")
-
     def flow(self, x, y, h, boxes, gap=54):
-        """Labelled boxes (title, body, colour, amount, width) left to right, an arrow between
-        each two."""
+        """Boxes (title, body, colour, amount, width) left to right, an arrow between two."""
         for j, (title, body, color, amount, w) in enumerate(boxes):
             if j:
                 self.arrow(x - gap + 2, y + h / 2, x - 4, y + h / 2)
-            self.labelled(x, y, w, h, title, body, tint(color, amount), color)
+            self.box(x, y, w, h, color, amount, lw=1.8)
+            self.text(x + w / 2, y + 20, title, 12, "center", weight="bold")
+            self.text(x + w / 2, y + h / 2 + 12, body, ha="center")
             x += w + gap
 
     def matrix(self, x, y, w, h, name, color):
-        self.rect(x, y, w, h, face=tint(color, 0.12), edge=color, lw=1.5)
-        self.text(x + w / 2, y - 12, name, size=13, ha="center", weight="bold", color=color)
+        self.box(x, y, w, h, color, 0.12, lw=1.5)
+        self.text(x + w / 2, y - 12, name, 13, "center", weight="bold", color=color)
 
     def mark(self, x, y, label, color):
         """A small boxed letter on a timeline: where a barrier's phase completes."""
-        self.text(x, y, label, size=8, ha="center", weight="bold", zorder=7,
-                  bbox=dict(facecolor="white", edgecolor=color, boxstyle="round,pad=0.15", lw=1.2))
+        self.text(x, y, label, 8, "center", weight="bold", zorder=7, bbox=dict(
+            facecolor="white", edgecolor=color, boxstyle="round,pad=0.15", lw=1.2))
 
     def save(self, figures, name):
         path = os.path.join(figures, name)
@@ -356,15 +345,14 @@ class Canvas:
 class Timeline:
     """Named rows over time: row r from y + r * row_h, time t at x0 + t * unit."""
 
-    def __init__(self, canvas, x0, y, unit, row_h, names, name_x=None, bold=False, rule=None):
-        self.c, self.x0, self.y, self.unit, self.row_h = canvas, x0, y, unit, row_h
-        for r, name in enumerate(names):
-            if name_x is None:
-                canvas.text(x0 - 10, self.mid(r), name, size=10, ha="right")
-            else:
-                canvas.text(name_x, self.mid(r), name, weight="bold" if bold else None)
+    def __init__(self, cv, x0, y, unit, row_h, names, name_x=None, rule=None):
+        self.c, self.x0, self.y, self.unit, self.row_h = cv, x0, y, unit, row_h
+        for r, name in enumerate(names):  # bold at name_x, or right-aligned before x0
+            cv.text(x0 - 10 if name_x is None else name_x, self.mid(r), name,
+                    10 if name_x is None else 11, "right" if name_x is None else "left",
+                    weight=None if name_x is None else "bold")
             if rule:
-                canvas.line([x0, x0 + rule], [y + (r + 1) * row_h] * 2, color="#dddddd", lw=0.8)
+                cv.line([x0, x0 + rule], [y + (r + 1) * row_h] * 2, "#dddddd", 0.8)
 
     def X(self, t):
         return self.x0 + t * self.unit
@@ -376,18 +364,17 @@ class Timeline:
         self.c.box(self.X(t0), self.y + r * self.row_h + pad, (t1 - t0) * self.unit,
                    self.row_h - 2 * pad, color, amount, lw=lw, **kw)
 
-    def span(self, t0, t1, rows, face, over=6, **kw):
+    def span(self, t0, t1, rows, face, over=3, **kw):
         """A band across rows 0 .. rows - 1 (a barrier, a gap), `over` beyond them."""
         self.c.rect(self.X(t0), self.y - over, (t1 - t0) * self.unit,
                     rows * self.row_h + 2 * over, face=face, edge="none", **kw)
 
     def wait(self, r, t0, t1):
-        """A dotted line: row r waits from t0 to t1."""
-        self.c.line([self.X(t0), self.X(t1)], [self.mid(r)] * 2, lw=0.9, linestyle=":")
+        self.c.line([self.X(t0), self.X(t1)], [self.mid(r)] * 2, GRID, 0.9, ":")
 
 
 # ---------------------------------------------------------------------------------------------
-# The figures.
+# The figures, one function per chapter.
 
 def concept_01(k, figures):
     side, s = k["naive_block_side"], 8  # s: pixels per element
@@ -395,24 +382,21 @@ def concept_01(k, figures):
     ax0, top = 60, 84  # A's left edge, B's top edge
     cx, cy = ax0 + depth * s + 24, top + depth * s + 24  # C's top-left corner
     cv = Canvas(1240, cy + m * s + 56, "Chapter 01: one thread per element of C")
-    bx, by, tx, ty = 1, 1, 5, 9
-    row, col = by * side + ty, bx * side + tx
+    row, col = side + 9, side + 5  # thread (5, 9) of block (1, 1)
     cv.matrix(ax0, cy, depth * s, m * s, "A  (M x K)", A_COLOR)
     cv.matrix(cx, top, n * s, depth * s, "B  (K x N)", B_COLOR)
     cv.matrix(cx, cy, n * s, m * s, "C  (M x N)", C_COLOR)
-    cv.grid(cx, cy, n // side, m // side, side * s, side * s, color=C_COLOR, lw=1)  # its blocks
-    block_x, block_y = cx + bx * side * s, cy + by * side * s
-    cv.grid(block_x, block_y, side, side, s, s, color="#bbbbbb", lw=0.4)
-    cv.rect(block_x, block_y, side * s, side * s, edge="black", lw=2.5)
-    cv.text(block_x + side * s / 2, cy + m * s + 18,
-            f"one block: {side} x {side} threads, one element each", ha="center")
-    # The thread's row of A and column of B, and its neighbour's (x + 1).
+    cv.grid(cx, cy, n // side, m // side, side * s, side * s, C_COLOR, 1)  # its blocks
+    cv.grid(cx + side * s, cy + side * s, side, side, s, s, "#bbbbbb", 0.4)
+    cv.rect(cx + side * s, cy + side * s, side * s, side * s, edge="black", lw=2.5)
+    cv.text(cx + 1.5 * side * s, cy + m * s + 18, f"one block: {side} x {side} threads, one "
+            "element each", ha="center")
+    # The thread's row of A and column of B, and its neighbour's (x + 1, grey).
     cv.box(ax0, cy + row * s, depth * s, s, A_COLOR, 1, lw=1)
     cv.box(cx + col * s, top, s, depth * s, B_COLOR, 1, lw=1)
     cv.box(cx + (col + 1) * s, top, s, depth * s, B_COLOR, 0.4, lw=0.5)
     cv.rect(cx + col * s, cy + row * s, s, s, face="black", edge="black", zorder=3)
-    cv.rect(cx + (col + 1) * s, cy + row * s, s, s, face="#888888", edge="black", lw=0.5,
-            zorder=3)
+    cv.rect(cx + (col + 1) * s, cy + row * s, s, s, face="#888888", lw=0.5, zorder=3)
     cv.line([ax0 + depth * s, cx + col * s], [cy + (row + 0.5) * s] * 2, A_COLOR, 1.2, ":")
     cv.line([cx + (col + 0.5) * s] * 2, [top + depth * s, cy + row * s], B_COLOR, 1.2, ":")
     cv.text(ax0 + depth * s / 2, cy + row * s + 22, "its row of A: K values", ha="center",
@@ -422,14 +406,14 @@ def concept_01(k, figures):
     cv.lines(ax0, top + 10, ["thread (x, y),", "block (bx, by):", "", f"row = by * {side} + y",
                              f"col = bx * {side} + x", "", "C[row][col] =", "  sum over i < K",
                              "  of A[row][i] * B[i][col]"], step=26, size=12, family="monospace")
-    cv.notes(cx + n * s + 36, cy - 60, [
-        ("No reuse", "K multiply-adds and 2K loads: each value a thread loads serves one "
-                     "multiply-add."),
-        ("Coalesced", "Its neighbour x + 1 (grey) reads the next column of B: neighbouring "
-                      "addresses, so a warp's loads of B and its stores of C coalesce."),
-        ("Redundant", f"All {side} threads of a block row read the same row of A, each on its "
-                      "own, from memory or cache. Chapter 02 shares it through shared memory."),
-    ], width=44)
+    cv.notes(cx + n * s + 36, cy - 60, f"""**No reuse** K multiply-adds and 2K loads: each value
+        a thread loads serves one multiply-add.
+
+        **Coalesced** Its neighbour x + 1 (grey) reads the next column of B: neighbouring
+        addresses, so a warp's loads of B and its stores of C coalesce.
+
+        **Redundant** All {side} threads of a block row read the same row of A, each on its own,
+        from memory or cache. Chapter 02 shares it through shared memory.""", width=44)
     cv.save(figures, "concept_01_naive.png")
 
 
@@ -437,86 +421,76 @@ def concept_02(k, figures):
     tile_m, tile_n, tile_k = k["ch02_block_tile_m"], k["ch02_block_tile_n"], k["ch02_block_tile_k"]
     tm, tn = k["ch02_thread_tile_m"], k["ch02_thread_tile_n"]  # rows and columns per thread
     threads_m, threads_n, threads = k["ch02_threads_m"], k["ch02_threads_n"], k["ch02_threads"]
-    e, k_tiles, now = 2.0, 3, 1  # pixels per element; K tiles drawn; the one in shared memory
+    e, k_tiles, now, d = 2.0, 3, 1, tile_k * 2.0  # px per element; K tiles drawn, the current
     ax0, top = 60, 96
-    cx, cy = ax0 + k_tiles * tile_k * e + 34, top + k_tiles * tile_k * e + 60
-    cw, ch = tile_n * e, tile_m * e
+    cx, cy, cw, ch = ax0 + k_tiles * d + 34, top + k_tiles * d + 60, tile_n * e, tile_m * e
     cv = Canvas(1400, int(cy + ch + 70),
                 "Chapter 02: a block tile through shared memory, a register tile per thread")
     ty, tx = 5, 10  # the thread drawn
     rows0, cols0 = ty * tm, tx * tn  # its rows and columns (MN-major operands)
-    # The block's rows of A and columns of B in global memory, K tile by K tile.
-    for t in range(k_tiles):
-        amount, lw, d = (0.35, 2.5, t * tile_k * e) if t == now else (0.08, 1, t * tile_k * e)
-        cv.box(ax0 + d, cy, tile_k * e, ch, A_COLOR, amount, lw=lw)
-        cv.box(cx, top + d, cw, tile_k * e, B_COLOR, amount, lw=lw)
-        cv.text(ax0 + d + tile_k * e / 2, cy - 12, f"k0 = {t * tile_k}", 10, "center",
-                color=A_COLOR)
-        cv.text(cx - 8, top + d + tile_k * e / 2, f"k0 = {t * tile_k}", 10, "right",
-                color=B_COLOR)
-    cv.text(ax0 + k_tiles * tile_k * e / 2, cy - 36, f"op(A): the block's {tile_m} rows, all "
-            "of K", 12, "center", color=A_COLOR, weight="bold")
-    cv.text(cx + cw / 2, top - 16, f"op(B): the block's {tile_n} columns, all of K", 12,
-            "center", color=B_COLOR, weight="bold")
-    cv.notes(ax0, top + 10, [
-        ("Per K step", f"all {threads} threads copy one tile of A ({tile_m} x {tile_k}) and one "
-         f"of B ({tile_k} x {tile_n}), highlighted, into shared memory: each element comes from "
-         "global memory once per block.")], width=30, size=11)
-    cv.box(ax0 + now * tile_k * e, cy + rows0 * e, tile_k * e, tm * e, A_COLOR, 1, lw=1)
-    cv.box(cx + cols0 * e, top + now * tile_k * e, tn * e, tile_k * e, B_COLOR, 1, lw=1)
+    for t in range(k_tiles):  # the block's rows of A and columns of B, K tile by K tile
+        cv.box(ax0 + t * d, cy, d, ch, A_COLOR, 0.35 if t == now else 0.08, 2.5 if t == now else 1)
+        cv.box(cx, top + t * d, cw, d, B_COLOR, 0.35 if t == now else 0.08, 2.5 if t == now else 1)
+        cv.text(ax0 + (t + 0.5) * d, cy - 12, f"k0 = {t * tile_k}", 10, "center", color=A_COLOR)
+        cv.text(cx - 8, top + (t + 0.5) * d, f"k0 = {t * tile_k}", 10, "right", color=B_COLOR)
+    cv.bold(ax0 + k_tiles * d / 2, cy - 36, f"op(A): the block's {tile_m} rows, all of K", 12,
+            ha="center", color=A_COLOR)
+    cv.bold(cx + cw / 2, top - 16, f"op(B): the block's {tile_n} columns, all of K", 12,
+            ha="center", color=B_COLOR)
+    cv.notes(ax0, top + 10, f"""**Per K step** all {threads} threads copy one tile of A ({tile_m}
+        x {tile_k}) and one of B ({tile_k} x {tile_n}), highlighted, into shared memory: each
+        element comes from global memory once per block.""", width=30, size=11)
+    cv.box(ax0 + now * d, cy + rows0 * e, d, tm * e, A_COLOR, 1, lw=1)
+    cv.box(cx + cols0 * e, top + now * d, tn * e, d, B_COLOR, 1, lw=1)
     # The block tile of C: threads_m x threads_n threads, each tm x tn.
     cv.box(cx, cy, cw, ch, C_COLOR, 0.1, lw=1.5)
-    cv.grid(cx, cy, threads_n, threads_m, tn * e, tm * e, color=tint(C_COLOR, 0.5), lw=0.5)
+    cv.grid(cx, cy, threads_n, threads_m, tn * e, tm * e, tint(C_COLOR, 0.5), 0.5)
     cv.rect(cx + cols0 * e, cy + rows0 * e, tn * e, tm * e, face=C_COLOR, edge="black", lw=1.5,
             zorder=3)
-    cv.text(cx + cw / 2, cy - 14, f"block tile of C, {tile_m} x {tile_n}", 12, "center",
-            color=C_COLOR, weight="bold")
+    cv.bold(cx + cw / 2, cy - 14, f"block tile of C, {tile_m} x {tile_n}", 12, ha="center",
+            color=C_COLOR)
     cv.text(cx + cw / 2, cy + ch + 16, f"{threads_m} x {threads_n} threads, {tm} x {tn} each",
             ha="center")
-    cv.text(cx + (cols0 + tn) * e + 6, cy + (rows0 + tm / 2) * e, f"thread ({ty}, {tx})",
-            weight="bold", bbox=dict(facecolor="white", edgecolor="none", pad=1))
+    cv.bold(cx + (cols0 + tn) * e + 6, cy + (rows0 + tm / 2) * e, f"thread ({ty}, {tx})", 11,
+            bbox=dict(facecolor="white", edgecolor="none", pad=1))
     # The thread's outer product, in registers.
-    right, cell = cx + cw + 60, 14
-    cv.head(right, 80, f"Thread ({ty}, {tx}), for each k of the tile:",
-            "an outer product in registers", size=12)
-    ox, oy = right + 100, 160
+    right, cell, ox, oy = cx + cw + 60, 14, cx + cw + 160, 160
+    cv.bold(right, 80, f"Thread ({ty}, {tx}), for each k of the tile:", 12)
+    cv.text(right, 104, "an outer product in registers", 12)
     for i in range(tm):
         cv.box(ox - cell - 10, oy + i * cell, cell, cell, A_COLOR, 0.5, lw=1)
     for j in range(tn):
         cv.box(ox + j * cell, oy - cell - 10, cell, cell, B_COLOR, 0.5, lw=1)
     cv.rect(ox, oy, tn * cell, tm * cell, face=tint(C_COLOR, 0.55), edge="black")
-    cv.grid(ox, oy, tn, tm, cell, cell, color="white", lw=1)
+    cv.grid(ox, oy, tn, tm, cell, cell, "white", 1)
     cv.text(ox - cell - 18, oy + tm * cell / 2, f"{tm} values\nof A", ha="right", color=A_COLOR)
     cv.text(ox + tn * cell + 14, oy - cell / 2 - 10, f"{tn} values of B", color=B_COLOR)
     cv.text(ox + tn * cell + 14, oy + tm * cell / 2, f"acc[{tm}][{tn}] += a x b:\n{tm * tn} "
             f"multiply-adds from\n{tm + tn} values read from\nshared memory")
     # Which rows a thread owns depends on the layout of the operands in shared memory.
     mini, my = 1.25, oy + tm * cell + 80
-    cv.text(right, my - 30, f"Which {tm} x {tn}: it depends on the operands' layout", 12,
-            weight="bold")
+    cv.bold(right, my - 30, f"Which {tm} x {tn}: it depends on the operands' layout", 12)
     for panel, k_major in enumerate([False, True]):
         mx = right + panel * 270
         cv.box(mx, my, tile_n * mini, tile_m * mini, C_COLOR, 0.1, lw=1)
         for i in range(tm):
             for j in range(tn):
-                r = ty + i * threads_m if k_major else rows0 + i
-                c = tx + j * threads_n if k_major else cols0 + j
+                r, c = (ty + i * threads_m, tx + j * threads_n) if k_major else (rows0 + i,
+                                                                                 cols0 + j)
                 cv.rect(mx + c * mini - 1.5, my + r * mini - 1.5, 4, 4, face="black",
                         edge="black", lw=0.3, zorder=3)
-        cv.notes(mx, my + tile_m * mini + 20, [
-            f"K-major (forward pass): rows {ty}, {ty + threads_m}, ..., "
-            f"{ty + (tm - 1) * threads_m}, {threads_m} apart; columns {threads_n} apart"
-            if k_major else f"MN-major (weight gradient), as drawn left: rows {rows0}-"
-            f"{rows0 + tm - 1}, columns {cols0}-{cols0 + tn - 1}"], width=30, size=11)
+        cv.notes(mx, my + tile_m * mini + 20, f"""K-major (forward pass): rows {ty},
+            {ty + threads_m}, ..., {ty + (tm - 1) * threads_m}, {threads_m} apart; columns
+            {threads_n} apart""" if k_major else f"""MN-major (weight gradient), as drawn left:
+            rows {rows0}-{rows0 + tm - 1}, columns {cols0}-{cols0 + tn - 1}""", 30, 11)
     pad = k["ch02_pad"]  # SmemTile (smem_tile.cuh): each stored row padded by kPad halves
-    k_major_kib = (tile_m * (tile_k + pad) + tile_n * (tile_k + pad)) * 2 / 1024
-    mn_major_kib = (tile_k * (tile_m + pad) + tile_k * (tile_n + pad)) * 2 / 1024
-    cv.notes(right, my + tile_m * mini + 110, [
-        f"{threads} threads x {tm * tn} accumulators = the {tile_m} x {tile_n} tile. Shared "
-        f"memory: {k_major_kib:g} KiB for two K-major tiles ({tile_m} rows of {tile_k} + {pad} "
-        f"padding halves), {mn_major_kib:g} KiB for two MN-major ones ({tile_k} rows of "
-        f"{tile_m} + {pad}). Per K step: copy, __syncthreads, {tile_k} outer products, "
-        "__syncthreads."], width=62, size=11)
+    k_major_kib = (tile_m + tile_n) * (tile_k + pad) * 2 / 1024
+    mn_major_kib = tile_k * (tile_m + pad + tile_n + pad) * 2 / 1024
+    cv.notes(right, my + tile_m * mini + 110, f"""{threads} threads x {tm * tn} accumulators =
+        the {tile_m} x {tile_n} tile. Shared memory: {k_major_kib:g} KiB for two K-major tiles
+        ({tile_m} rows of {tile_k} + {pad} padding halves), {mn_major_kib:g} KiB for two MN-major
+        ones ({tile_k} rows of {tile_m} + {pad}). Per K step: copy, __syncthreads, {tile_k}
+        outer products, __syncthreads.""", width=62, size=11)
     cv.save(figures, "concept_02_tiles.png")
 
 
@@ -524,16 +498,15 @@ def concept_03(k, figures):
     mm, mn, mk = k["mma_m"], k["mma_n"], k["mma_k"]
     if (mm, mn, mk) != (16, 8, 16):
         error(f"concept_03 draws the PTX fragments of m16n8k16; mma.cuh now says m{mm}n{mn}k{mk}")
-    c, gap, x0, y0 = 30, 100, 60, 140  # pixels per element; the ldmatrix panel's corner
-    bx = x0 + mk * c + gap - 20  # B (k x n) above C (m x n), A (m x k) under the ldmatrix panel
-    ay = y0 + mm * c + gap
+    c, x0, y0 = 30, 60, 140  # pixels per element; the ldmatrix panel's corner
+    bx, ay = x0 + mk * c + 80, y0 + mm * c + 100  # B (k x n) above C, A (m x k) below ldmatrix
     cv = Canvas(1400, ay + mm * c + 50, f"Chapter 03: which lane holds what in mma.sync.m{mm}n"
                 f"{mn}k{mk}, and how ldmatrix.x4 loads it")
     light = [tint(color, 0.38) for color in REGISTER_COLORS]
 
-    def panel(x, y, rows, cols, title, legend, row_name, col_name, cells, outlines):
+    def panel(x, y, rows, cols, title, legend, names, cells, outlines):
         """A fragment: its cells (col, row, width, height, register, text), 8 x 8 outlines."""
-        cv.text(x, y - 54, title, 13, weight="bold")
+        cv.bold(x, y - 54, title)
         cv.legend(x, y - 24, [(light[q], name) for q, name in enumerate(legend)])
         for col, row, w, h, q, text in cells:
             cv.rect(x + col * c, y + row * c, w * c, h * c, face=light[q], edge="white", lw=1.5,
@@ -543,111 +516,101 @@ def concept_03(k, figures):
         for r in range(rows):
             cv.text(x - 6, y + (r + 0.5) * c, str(r), 9, "right", color="#666666")
         for col in range(cols):
-            cv.text(x + (col + 0.5) * c, y + rows * c + 10, str(col), 9, "center",
-                    color="#666666")
-        cv.text(x - 30, y + rows * c / 2, row_name, ha="center", rotation=90, color=MUTED)
-        cv.text(x + cols * c / 2, y + rows * c + 28, col_name, ha="center", color=MUTED)
+            cv.text(x + (col + 0.5) * c, y + rows * c + 10, str(col), 9, "center", color="#666666")
+        cv.text(x - 30, y + rows * c / 2, names[0], ha="center", rotation=90, color=MUTED)
+        cv.text(x + cols * c / 2, y + rows * c + 28, names[1], ha="center", color=MUTED)
 
-    lanes = [(lane // 4, lane % 4, lane) for lane in range(32)]  # group g, pair t, lane
+    lanes = [(lane // 4, lane % 4, str(lane)) for lane in range(32)]  # group g, pair t, lane
     quads = [(q // 2, q % 2) for q in range(4)]  # the 8 x 8 matrices of a 16 x 16 tile
     # ldmatrix.x4 on a K-major 16 x 16 tile of A: lane l names row l % 8 of matrix l / 8.
     panel(x0, y0, mm, mk, "ldmatrix.x4: each lane gives one row's address",
-          [f"matrix {q}" for q in range(4)], "m    (a bar: one row, 8 halves = 16 bytes)", "k",
+          [f"matrix {q}" for q in range(4)], ("m    (a bar: one row, 8 halves = 16 bytes)", "k"),
           [(l // 16 * 8, l // 8 % 2 * 8 + l % 8, 8, 1, l // 8, f"lane {l}") for l in range(32)],
           quads)
     # A: a[q] holds matrix q, rows g (+8), columns 2t, 2t+1 (+8).
     panel(x0, ay, mm, mk, f"A fragment, {mm} x {mk} fp16: the lane holding each pair",
-          [f"a[{q}]" for q in range(4)], "m", "k",
-          [(q // 2 * 8 + 2 * t, q % 2 * 8 + g, 2, 1, q, str(l)) for g, t, l in lanes
-           for q in range(4)], quads)
+          [f"a[{q}]" for q in range(4)], "mk", [(q // 2 * 8 + 2 * t, q % 2 * 8 + g, 2, 1, q, l)
+                                               for g, t, l in lanes for q in range(4)], quads)
     # B: b[0] holds k = 2t, 2t+1 of column g; b[1] the same 8 further in k.
-    panel(bx, y0, mk, mn, f"B fragment, {mk} x {mn} fp16 (k x n)", ["b[0]", "b[1]"], "k", "n",
-          [(g, q * 8 + 2 * t, 1, 2, q, str(l)) for g, t, l in lanes for q in range(2)],
-          [(0, 0), (0, 1)])
+    panel(bx, y0, mk, mn, f"B fragment, {mk} x {mn} fp16 (k x n)", ["b[0]", "b[1]"], "kn",
+          [(g, q * 8 + 2 * t, 1, 2, q, l) for g, t, l in lanes for q in range(2)], quads[:2])
     # C: c[0], c[1] row g, columns 2t, 2t+1; c[2], c[3] row g + 8.
     panel(bx, ay, mm, mn, f"C accumulators, {mm} x {mn} fp32", ["c[0], c[1]", "c[2], c[3]"],
-          "m", "n", [(2 * t, h * 8 + g, 2, 1, h, str(l)) for g, t, l in lanes for h in range(2)],
-          [(0, 0), (0, 1)])
+          "mn", [(2 * t, h * 8 + g, 2, 1, h, l) for g, t, l in lanes for h in range(2)], quads[:2])
     warp_m, warp_n = k["ch03_warp_tile_m"] // mm, k["ch03_warp_tile_n"] // mn
-    cv.notes(bx + mn * c + 90, y0 - 50, [
-        ("A fixed piece per lane", f"Each lane l of the warp is in group {nb('g = l / 4')} and "
-         f"pair {nb('t = l % 4')}. A number in a cell is the lane that holds those elements: two "
-         "neighbouring fp16 values per 32-bit register for A and B, one fp32 per accumulator."),
-        ("The pattern", f"A: row g (+ 8 in a[1], a[3]), columns {nb('2t, 2t + 1')} (+ 8 in a[2], "
-         f"a[3]). B: rows {nb('2t, 2t + 1')} of column g (+ 8 in b[1]). C: row g, columns "
-         f"{nb('2t, 2t + 1')} in c[0], c[1]; row {nb('g + 8')} in c[2], c[3]."),
-        ("ldmatrix.x4 delivers it", f"Lane l names row {nb('l % 8')} of matrix {nb('l / 8')} "
-         f"(top left) and receives, in register q, row {nb('l / 4')}, columns "
-         f"{nb('2 (l % 4)')} and {nb('2 (l % 4) + 1')} of matrix q: matrix q lands in a[q], "
-         f"the A fragment. Where the tile is MN-major, ldmatrix.trans delivers each "
-         f"{nb('8 x 8')} matrix transposed."),
-        ("Per 16 of K, a warp", f"(warp tile {k['ch03_warp_tile_m']} x "
-         f"{k['ch03_warp_tile_n']} = {warp_m} x {warp_n} mma tiles) issues {warp_m} "
-         f"ldmatrix.x4 for A, {warp_n // 2} for B (two 16 x 8 pieces each) and "
-         f"{warp_m * warp_n} mma.sync: each A fragment serves {warp_n} mma, each B fragment "
-         f"{warp_m}."),
-        ("Source", "PTX ISA, \"Matrix Fragments for mma.m16n8k16 with floating point type\" "
-         "and \"ldmatrix\"; chapters/03_mma_sync/mma.cuh."),
-    ], width=42, size=11)
+    cv.notes(bx + mn * c + 90, y0 - 50, f"""**A fixed piece per lane** Each lane l of the warp is
+        in group {nb('g = l / 4')} and pair {nb('t = l % 4')}. A number in a cell is the lane that
+        holds those elements: two neighbouring fp16 values per 32-bit register for A and B, one
+        fp32 per accumulator.
+
+        **The pattern** A: row g (+ 8 in a[1], a[3]), columns {nb('2t, 2t + 1')} (+ 8 in a[2],
+        a[3]). B: rows {nb('2t, 2t + 1')} of column g (+ 8 in b[1]). C: row g, columns
+        {nb('2t, 2t + 1')} in c[0], c[1]; row {nb('g + 8')} in c[2], c[3].
+
+        **ldmatrix.x4 delivers it** Lane l names row {nb('l % 8')} of matrix {nb('l / 8')} (top
+        left) and receives, in register q, row {nb('l / 4')}, columns {nb('2 (l % 4)')} and
+        {nb('2 (l % 4) + 1')} of matrix q: matrix q lands in a[q], the A fragment. Where the tile
+        is MN-major, ldmatrix.trans delivers each {nb('8 x 8')} matrix transposed.
+
+        **Per 16 of K, a warp** (warp tile {k['ch03_warp_tile_m']} x {k['ch03_warp_tile_n']} =
+        {warp_m} x {warp_n} mma tiles) issues {warp_m} ldmatrix.x4 for A, {warp_n // 2} for B
+        (two 16 x 8 pieces each) and {warp_m * warp_n} mma.sync: each A fragment serves {warp_n}
+        mma, each B fragment {warp_m}.
+
+        **Source** PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type" and
+        "ldmatrix"; chapters/03_mma_sync/mma.cuh.""", width=42, size=11)
     cv.save(figures, "concept_03_fragments.png")
 
 
-def ring_timeline(cv, x0, y0, stages, k_tiles, step_w, row_h, label_w, copy_label, issue_at=0.0,
-                  phases=False):
+def ring_timeline(cv, x0, y0, stages, k_tiles, step_w, row_h, label_w, copy_label, phases=False):
     """Stages over K steps as chapters 04 and 07 run them: tile t is copied into stage
-    t % stages from step t - (stages - 1) (+ issue_at of a step; the prologue for the first
-    stages - 1 tiles) and multiplied at step t. With `phases`, each copy is coloured by the
-    parity of its use of the stage."""
-    lead = stages - 1
+    t % stages from step t - (stages - 1) (the prologue for the first stages - 1 tiles) and
+    multiplied at step t. With `phases` (chapter 07: TMA issued just after a step starts), each
+    copy is coloured by the parity of its use of the stage."""
+    lead, px = stages - 1, 4 / step_w  # px: 4 pixels, in steps
     tl = Timeline(cv, x0 + label_w + step_w * 0.8, y0, step_w, row_h,
-                  [f"stage {s}" for s in range(stages)], name_x=x0, bold=True)
+                  [f"stage {s}" for s in range(stages)], name_x=x0)
     cv.text(x0 + label_w + step_w * 0.4, y0 - 16, "prologue", ha="center", color=MUTED)
     for t in range(k_tiles):
         cv.text(tl.X(t + 0.5), y0 - 16, f"step {t}", ha="center", color=MUTED)
         cv.line([tl.X(t)] * 2, [y0 - 4, y0 + stages * row_h], "#999999", 1, "--")
     for t in range(k_tiles + lead):
-        s, start = t % stages, (-0.8 + 6 / step_w if t < lead else t - lead + issue_at + 4 / step_w)
+        s, start = t % stages, (-0.8 + 1.5 * px if t < lead else t - lead + 0.05 * phases + px)
         if t >= k_tiles:  # an empty group: the ring drains
             if t - lead < k_tiles and not phases:
-                cv.rect(tl.X(start), y0 + s * row_h + 7, step_w * 0.9, row_h - 14,
-                        edge="#999999", linestyle=":", text="empty group", size=10,
-                        color="#777777")
+                cv.rect(tl.X(start), y0 + s * row_h + 7, step_w * 0.9, row_h - 14, edge="#999999",
+                        linestyle=":", text="empty group", size=10, color="#777777")
             continue
-        face = PARITY_COLORS[t // stages % 2] if phases else COPY_COLOR
-        tl.bar(s, start, t - 4 / step_w, face, 0.55, pad=7, lw=1, hatch="//",
-               text=f"{copy_label} {t}", size=10 if phases else 11)
-        tl.bar(s, t + 4 / step_w, t + 1 - 4 / step_w, MMA_COLOR, 0.6, pad=7, lw=1,
-               text=f"mma {t}", weight="bold")
+        tl.bar(s, start, t - px, PARITY_COLORS[t // stages % 2] if phases else COPY_COLOR, 0.55,
+               pad=7, lw=1, edge=GRID, hatch="//", text=f"{copy_label} {t}", size=11 - phases)
+        tl.bar(s, t + px, t + 1 - px, MMA_COLOR, 0.6, pad=7, lw=1, text=f"mma {t}", weight="bold")
         if phases:  # the phase completes when the bytes have landed: the wait's parity
-            cv.text(tl.X(t), y0 + s * row_h + row_h - 7, f"P{t // stages % 2}", 9, "center",
-                    va="top", weight="bold", bbox=dict(facecolor="white", edgecolor="black",
-                                                       boxstyle="round,pad=0.15"))
+            cv.text(tl.X(t), y0 + (s + 1) * row_h - 7, f"P{t // stages % 2}", 9, "center", "top",
+                    weight="bold", bbox=dict(facecolor="white", boxstyle="round,pad=0.15"))
 
 
 def concept_04(k, figures):
     stages, tile_k, warps = k["ch04_stages"], k["ch04_block_tile_k"], k["ch04_threads"] // 32
     x0, y0, row_h = 40, 130, 62
-    cv = Canvas(1400, y0 + stages * row_h + 220, f"Chapter 04: a ring of {stages} shared-memory "
-                "stages, copies in flight while the tensor cores work")
+    y = y0 + stages * row_h + 36
+    cv = Canvas(1400, y + 184, f"Chapter 04: a ring of {stages} shared-memory stages, copies in "
+                "flight while the tensor cores work")
     ring_timeline(cv, x0, y0, stages, 8, 128, row_h, 90, "copy tile")
     cv.legend(x0, 72, [(tint(COPY_COLOR, 0.55), "cp.async copy of K tile t in flight"),
-                       (tint(MMA_COLOR, 0.6), f"mma.sync on K tile t (all {warps} warps)")],
-              spacing=40)
+                       (tint(MMA_COLOR, 0.6), f"mma.sync on K tile t (all {warps} warps)")], 11, 40)
     cv.line([x0 + 690, x0 + 706], [72, 72], "#999999", linestyle="--")
     cv.text(x0 + 714, 72, f"a step starts: wait_group {stages - 2}, then __syncthreads")
-    y = y0 + stages * row_h + 36
-    cv.text(x0, y, f"Every step t (K tile t, {tile_k} deep):", 12, weight="bold")
+    cv.bold(x0, y, f"Every step t (K tile t, {tile_k} deep):", 12)
     cv.lines(x0 + 20, y + 28, [
-        f"1. cp.async.wait_group {stages - 2}: this thread's copies of tile t have landed "
-        f"(the {stages - 2} newer groups may still be in flight)",
+        f"1. cp.async.wait_group {stages - 2}: this thread's copies of tile t have landed (the "
+        f"{stages - 2} newer groups may still be in flight)",
         "2. __syncthreads: everyone's copies of tile t have landed, and everyone is done with "
         "step t - 1",
-        f"3. start copying tile t + {stages - 1} into the stage that step t - 1 read; commit "
-        "those copies as one group",
-        "4. mma.sync on tile t"], step=28, size=12)
-    cv.text(x0, y + 28 * 5 + 6, f"{stages - 1} tiles are in flight while one is multiplied: a "
-            f"copy has {stages - 1} steps to land. Past the last tile a step commits an empty "
-            f"group, so the wait count stays {stages - 2}.", 12)
+        f"3. start copying tile t + {stages - 1} into the stage that step t - 1 read; commit those "
+        "copies as one group", "4. mma.sync on tile t",
+        "", f"{stages - 1} tiles are in flight while one is multiplied: a copy has {stages - 1} "
+        "steps to land. Past the last tile a step commits an empty group, so the wait count "
+        f"stays {stages - 2}."], step=28, size=12)
     cv.save(figures, "concept_04_ring.png")
 
 
@@ -666,404 +629,351 @@ def choose_split(k, m, n, depth, resident_blocks, workspace_floats):
 
 def concept_05(k, figures):
     tile_k, min_tiles = k["ch05_block_tile_k"], k["min_k_tiles_per_split"]
-    m, n, depth = 32, 128, 12 * tile_k  # the example: one tile of C, 12 K tiles
-    plenty = 1 << 30  # resident blocks and workspace: not the limit here
-    splits, per_split = choose_split(k, m, n, depth, plenty, plenty)
-    k_tiles = depth // tile_k
-    colors = [OKABE_ITO[c] for c in ("blue", "orange", "purple", "green")]
+    depth = 12 * tile_k  # the example: one 32 x 128 tile of C, 12 K tiles, GPU and workspace ample
+    splits, per = choose_split(k, 32, 128, depth, 1 << 30, 1 << 30)
+    k_tiles, colors = depth // tile_k, [OKABE_ITO[c] for c in ("blue", "orange", "purple", "green")]
     if splits > len(colors):
         error(f"concept_05: {splits} splits, colours for {len(colors)}")
     cv = Canvas(1400, 700, "Chapter 05: split-K, partial tiles in a workspace, a sum in a fixed "
                 "order")
-    x0, tw = 60, 60  # the K axis: pixels per K tile
-    range_w = per_split * tw
-    centre = lambda z: x0 + (z + 0.5) * range_w  # noqa: E731
-    # K, cut into ranges of whole K tiles.
-    cv.text(x0, 74, f"K = {depth}: {k_tiles} K tiles of {tile_k}, cut into {splits} ranges of "
-            f"{per_split}", 13, weight="bold")
+    x0, tw, by, bh, wy = 60, 60, 186, 124, 384  # tw: pixels per K tile
+    centre = lambda z: x0 + (z + 0.5) * per * tw  # noqa: E731
+    cv.bold(x0, 74, f"K = {depth}: {k_tiles} K tiles of {tile_k}, cut into {splits} ranges of "
+            f"{per}")
     for t in range(k_tiles):
-        cv.rect(x0 + t * tw, 96, tw, 40, face=tint(colors[t // per_split], 0.45), edge="white",
-                lw=1.5, text=str(t), size=10)
-    # One block per range, all on the same tile of C, each writing its own slab.
-    by, bh, wy = 186, 124, 384
-    cv.text(x0, wy - 22, "workspace: splits x M x N floats", 12, weight="bold")
-    for z in range(splits):
-        bx = x0 + z * range_w + 10
-        cv.rect(x0 + z * range_w, 96, range_w, 40, edge="black", lw=1.5)
+        cv.rect(x0 + t * tw, 96, tw, 40, face=tint(colors[t // per], 0.45), edge="white", lw=1.5,
+                text=str(t), size=10)
+    cv.bold(x0, wy - 22, "workspace: splits x M x N floats", 12)
+    for z in range(splits):  # one block per range, each writing its own slab
+        bx = x0 + z * per * tw + 10
+        cv.rect(bx - 10, 96, per * tw, 40, edge="black", lw=1.5)
         cv.arrow(centre(z), 138, centre(z), by - 2)
-        cv.box(bx, by, range_w - 20, bh, colors[z], 0.15, lw=2)
-        cv.text(bx + 12, by + 22, f"block (x, y, z = {z})", 12, weight="bold")
-        cv.lines(bx + 12, by + 50, [f"K tiles {z * per_split} .. {(z + 1) * per_split - 1}, "
-                                    "with", "chapter 04's ring and loop"], step=22)
+        cv.box(bx, by, per * tw - 20, bh, colors[z], 0.15, lw=2)
+        cv.bold(bx + 12, by + 22, f"block (x, y, z = {z})", 12)
+        cv.lines(bx + 12, by + 50, [f"K tiles {z * per} .. {(z + 1) * per - 1}, with",
+                                    "chapter 04's ring and loop"], step=22)
         cv.text(bx + 12, by + 100, f"partial_{z} = A_{z} · B_{z}", 12, family="monospace")
         cv.arrow(centre(z), by + bh + 2, centre(z), wy - 36)
-        cv.box(bx, wy, range_w - 20, 64, colors[z], 0.45, lw=1.5, text=f"slab {z}: partial_{z}",
+        cv.box(bx, wy, per * tw - 20, 64, colors[z], 0.45, lw=1.5, text=f"slab {z}: partial_{z}",
                size=12)
-    # sum_splits: every element in the order z = 0, 1, 2.
-    sw, sh = 330, 150
-    sx, sy = x0 + (splits * range_w - sw) / 2 - 60, wy + 130
+    sw, sh = 330, 150  # sum_splits: every element in the order z = 0, 1, 2
+    sx, sy = x0 + (splits * per * tw - sw) / 2 - 60, wy + 130
     for z in range(splits):
         cv.arrow(centre(z), wy + 66, sx + sw * (z + 1) / (splits + 1), sy - 2)
     cv.rect(sx, sy, sw, sh, face="#f2f2f2", edge="black", lw=1.5)
-    cv.text(sx + 14, sy + 22, "sum_splits, every element i:", 12, weight="bold")
+    cv.bold(sx + 14, sy + 22, "sum_splits, every element i:", 12)
     cv.lines(sx + 30, sy + 52, ["sum = slab[0][i]"] + [f"sum += slab[{z}][i]" for z in
                                 range(1, splits)] + ["C[i] = sum"], size=12, family="monospace")
     cv.arrow(sx + sw + 2, sy + sh / 2, sx + sw + 70, sy + sh / 2)
-    cv.box(sx + sw + 74, sy + sh / 2 - 40, 110, 80, C_COLOR, 0.45, lw=1.5, text="C", size=14,
+    cv.box(sx + sw + 74, sy + sh / 2 - 40, 110, 80, C_COLOR, 0.45, 1.5, text="C", size=14,
            weight="bold")
-    # How many splits, and why a fixed order.
     p = [np.float32(1.5), np.float32(0.1), np.float32(0.2)]
     in_order, other_order = (p[0] + p[1]) + p[2], (p[1] + p[2]) + p[0]
     if in_order == other_order:
         error("concept_05: the example sums no longer differ in fp32")
-    cv.notes(x0 + k_tiles * tw + 70, 74, [
-        ("Why", "With M = 32 rows (batch 32) C has few tiles: too few blocks for the GPU, each "
-         "walking all of K alone. K is the long dimension, so the blocks share it."),
-        ("How many splits (choose_split)", f"As many as fill the GPU without a second wave: "
-         f"{nb('min(resident blocks / tiles of C,')} {nb(f'K tiles / {min_tiles},')} "
-         f"{k['max_splits']}, what the workspace holds). Here {k_tiles} / {min_tiles} = "
-         f"{splits}: every split walks at least {min_tiles} K tiles, so that its ring runs past "
-         "its prologue."),
-        ("Why not atomicAdd into C?", "The blocks finish in a different order every run, and "
-         "fp32 addition is not associative: with partial sums 1.5, 0.1 and 0.2, "
-         f"{nb('(1.5 + 0.1) + 0.2')} = {in_order:.9g} but {nb('(0.1 + 0.2) + 1.5')} = "
-         f"{other_order:.9g} (float32, computed by this script). A fixed order gives the "
-         "same bits every run, and the same training run; the price is the workspace and a "
-         "second kernel."),
-    ], width=50, size=11)
+    cv.notes(x0 + k_tiles * tw + 70, 74, f"""**Why** With M = 32 rows (batch 32) C has few tiles:
+        too few blocks for the GPU, each walking all of K alone. K is the long dimension, so the
+        blocks share it.
+
+        **How many splits (choose_split)** As many as fill the GPU without a second wave:
+        {nb('min(resident blocks / tiles of C,')} {nb(f'K tiles / {min_tiles},')}
+        {k['max_splits']}, what the workspace holds). Here {k_tiles} / {min_tiles} = {splits}:
+        every split walks at least {min_tiles} K tiles, so that its ring runs past its prologue.
+
+        **Why not atomicAdd into C?** The blocks finish in a different order every run, and fp32
+        addition is not associative: with partial sums 1.5, 0.1 and 0.2, {nb('(1.5 + 0.1) + 0.2')}
+        = {in_order:.9g} but {nb('(0.1 + 0.2) + 1.5')} = {other_order:.9g} (float32, computed by
+        this script). A fixed order gives the same bits every run, and the same training run; the
+        price is the workspace and a second kernel.""", width=50, size=11)
     cv.save(figures, "concept_05_split_k.png")
 
 
 def concept_06(k, kinds, figures):
-    mn, x0 = k["mma_n"], 40
+    mn, x0, bx = k["mma_n"], 40, 140
     cv = Canvas(1400, 830, "Chapter 06: the epilogue fused into the GEMM's store")
     memory = ("Y in memory", "M x N fp16", "#999999", 0.16, 124)
-    # Before and after, for a forward hidden layer (kBiasRelu).
-    cv.text(x0, 70, "A hidden layer's forward product, Y = fp16(ReLU(X W^T + b))", 13,
-            weight="bold")
-    y1, y2, h, bx = 100, 250, 92, x0 + 100
-    cv.text(x0, y1 + h / 2, "chapters\n01-05", 12, weight="bold", color=MUTED)
-    cv.text(x0, y2 + h / 2, "chapter 06", 12, weight="bold", color=MUTED)
-    cv.flow(bx, y1, h, [("GEMM kernel", "accumulators\nin registers", MMA_COLOR, 0.18, 170),
-                        ("Z in memory", "M x N fp32", "#999999", 0.16, 150),
-                        ("epilogue pass", "a second kernel:\n+ b, ReLU, fp16", EPILOGUE_COLOR,
-                         0.2, 180), memory])
-    cv.flow(bx, y2, h, [("GEMM kernel", "accumulators  ->  + b[col], ReLU, fp16 in registers  "
-                         "->  one store", MMA_COLOR, 0.18, 612), memory])
-    cv.text(bx + 306, y2 - 24, "gone: a kernel launch, and Z's round trip through memory "
-            "(8 bytes per element)", ha="center", color=MUTED, style="italic")
-    # The five kinds, from the enum's comments.
-    tx, y = bx + 840, 126
-    cv.text(tx, 70, "Each product's epilogue kind", 13, weight="bold")
+    cv.bold(x0, 70, "A hidden layer's forward product, Y = fp16(ReLU(X W^T + b))")
+    cv.bold(x0, 146, "chapters\n01-05", 12, color=MUTED)
+    cv.bold(x0, 296, "chapter 06", 12, color=MUTED)
+    cv.flow(bx, 100, 92, [("GEMM kernel", "accumulators\nin registers", MMA_COLOR, 0.18, 170),
+                          ("Z in memory", "M x N fp32", "#999999", 0.16, 150),
+                          ("epilogue pass", "a second kernel:\n+ b, ReLU, fp16", EPILOGUE_COLOR,
+                           0.2, 180), memory])
+    cv.flow(bx, 250, 92, [("GEMM kernel", "accumulators  ->  + b[col], ReLU, fp16 in registers  "
+                           "->  one store", MMA_COLOR, 0.18, 612), memory])
+    cv.text(bx + 306, 226, "gone: a kernel launch, and Z's round trip through memory (8 bytes "
+            "per element)", ha="center", color=MUTED, style="italic")
+    tx, y = bx + 840, 126  # the kinds, from the enum's comments
+    cv.bold(tx, 70, "Each product's epilogue kind")
     cv.text(tx, 94, f"EpilogueKind, {EPILOGUE_HEADER}", 10, color=MUTED)
     for name, comment in kinds:
         what, *use = re.split(r"\s{2,}", comment.strip())
-        cv.text(tx, y, name, weight="bold", family="monospace")
+        cv.bold(tx, y, name, 11, family="monospace")
         cv.text(tx + 100, y, use[0] if use else "a plain store", 10, color=MUTED)
-        for line in what.split("; "):
-            y += 19
-            cv.text(tx + 12, y, line, 10, family="monospace")
-        y += 29
-    # Storing a row of a fragment: one float at a time, or column pairs.
-    top, cw, rh = 420, 46, 34
-    cv.head(x0, top, f"Storing fp32 C from the fragment: each row's {mn} columns are {mn} x 4 = "
+        cv.lines(tx + 12, y + 19, what.split("; "), step=19, size=10, family="monospace")
+        y += 48 + 19 * what.count("; ")
+    top, cw, rh = 420, 46, 34  # storing a fragment's rows: a float at a time, or column pairs
+    cv.bold(x0, top, f"Storing fp32 C from the fragment: each row's {mn} columns are {mn} x 4 = "
             "32 bytes, one memory sector")
     cv.text(x0, top + 24, f"rows 0-7 of a {k['mma_m']} x {mn} mma tile (c[0], c[1]; rows 8-15 "
             "likewise with c[2], c[3]); lanes 4g .. 4g + 3 hold row g", color=MUTED)
-    first, second = tint(OKABE_ITO["sky"], 0.6), tint(OKABE_ITO["yellow"], 0.7)
-    for panel, paired in enumerate([False, True]):
-        px, py = x0 + 60 + panel * 680, top + 96
-        cv.text(px - 60, py - 32, "float2 column pairs (chapter 06, finish_pair): 1 store "
+    colors = [tint(OKABE_ITO["sky"], 0.6), tint(OKABE_ITO["yellow"], 0.7)]
+    for paired in (False, True):
+        px, py = x0 + 60 + paired * 680, top + 96
+        cv.bold(px - 60, py - 32, "float2 column pairs (chapter 06, finish_pair): 1 store "
                 "instruction" if paired else "one float at a time (chapters 03-05): 2 store "
-                "instructions", 12, weight="bold")
+                "instructions", 12)
         for g in range(8):
-            y = py + g * rh
-            cv.text(px - 10, y + rh / 2, f"row {g}", 10, "right", color=MUTED)
+            cv.text(px - 10, py + (g + 0.5) * rh, f"row {g}", 10, "right", color=MUTED)
             for t in range(4):
                 for e in range(1 if paired else 2):
-                    cv.rect(px + (2 * t + e) * cw, y, (2 if paired else 1) * cw, rh,
-                            face=[first, second][e], edge="white", lw=1.5,
-                            text=f"lane {4 * g + t}" if paired else str(4 * g + t), size=10)
-            cv.rect(px, y, mn * cw, rh, edge="black", lw=1.2)
+                    cv.rect(px + (2 * t + e) * cw, py + g * rh, (1 + paired) * cw, rh,
+                            face=colors[e], edge="white", lw=1.5, size=10,
+                            text=f"lane {4 * g + t}" if paired else str(4 * g + t))
+            cv.rect(px, py + g * rh, mn * cw, rh, edge="black", lw=1.2)
         for col in range(mn):
             cv.text(px + (col + 0.5) * cw, py + 8 * rh + 12, f"{4 * col}", 9, "center",
                     color="#666666")
         cv.text(px + mn * cw / 2, py + 8 * rh + 30, "byte offset in the row's sector", 10,
                 "center", color=MUTED)
         nx = px + mn * cw + 20
-        if not paired:
-            cv.legend(nx, py + 20, [(first, "store 1: c[0]")], spacing=0)
-            cv.legend(nx, py + 48, [(second, "store 2: c[1]")], spacing=0)
+        if paired:
+            cv.text(nx, py + 20, "each lane writes\n8 bytes: every\nsector once, whole", va="top")
+            cv.text(nx, py + 110, "fp16 outputs (2 bytes):\na quarter of a sector\nper store one "
+                    "at a\ntime, half as half2 pairs", va="top", color=MUTED)
+        else:
+            for e in range(2):
+                cv.legend(nx, py + 20 + 28 * e, [(colors[e], f"store {e + 1}: c[{e}]")])
             cv.text(nx, py + 100, "each store writes\n4 bytes of every 8:\nevery sector is\n"
                     "written twice, half\neach time", va="top")
-        else:
-            cv.text(nx, py + 20, "each lane writes\n8 bytes: every\nsector once, whole", va="top")
-            cv.text(nx, py + 110, "fp16 outputs (2 bytes):\na quarter of a sector\nper store "
-                    "one at a\ntime, half as half2 pairs", va="top", color=MUTED)
     cv.save(figures, "concept_06_epilogue.png")
 
 
-def swizzle_inset(cv, x, y, k, chunk=2, cell_w=36, cell_h=26):
-    """The 128-byte swizzle of tma.cuh's swizzled(): 8 rows of eight 16-byte chunks, chunk c of
-    row r stored in slot c ^ (r % 8); the 8 rows of one chunk, which the 8 lanes of an ldmatrix
-    matrix read, highlighted."""
-    swizzle = k["swizzle_bytes"]
-    chunks, rows = swizzle // 16, k["swizzle_atom_bytes"] // swizzle
-    cv.head(x, y, f"The {swizzle}-byte swizzle (one {rows}-row atom)",
-            "chunk c of row r in slot c ^ (r % 8)", family="monospace")
-    gx, gy = x + 52, y + 76
-    cv.text(gx + chunks * cell_w / 2, gy - 28, "slot: 16 bytes, 4 of the 32 banks", 10, "center",
-            color=MUTED)
-    for slot in range(chunks):
-        cv.text(gx + (slot + 0.5) * cell_w, gy - 8, str(slot), 9, "center", color="#666666")
-    for r in range(rows):
-        cv.text(gx - 8, gy + (r + 0.5) * cell_h, f"row {r}", 9, "right", color="#666666")
-        for slot in range(chunks):
-            hit = slot ^ (r % 8) == chunk
-            cv.rect(gx + slot * cell_w, gy + r * cell_h, cell_w, cell_h, edge="white", lw=1.2,
-                    face=tint(A_COLOR, 0.75 if hit else 0.1), text=f"c{slot ^ (r % 8)}", size=9,
-                    color="white" if hit else MUTED, weight="bold" if hit else None)
-    cv.rect(gx, gy, chunks * cell_w, rows * cell_h, edge=A_COLOR, lw=1.2)
-    slots = ", ".join(str(chunk ^ (r % 8)) for r in range(8))
-    cv.notes(x, gy + rows * cell_h + 26, [
-        f"ldmatrix: the 8 lanes of one matrix read chunk {chunk} (k = {chunk * 8}-"
-        f"{chunk * 8 + 7}) of rows 0-7: slots {slots}, each of the 32 banks once. Unswizzled, "
-        f"all 8 would sit in slot {chunk}, {swizzle} bytes apart: the same 4 banks, 8 ways."],
-        width=44, size=10, gap=0)
-
-
 def concept_07(k, figures):
-    """Chapter 07: chapter 06's mma.sync kernel fed by TMA. Thread 0 starts one copy per operand
-    per stage; the copy engine writes the tile swizzled and counts its bytes on full[s]; every
-    warp waits on full[s], then reads its fragments with ldmatrix through the swizzle."""
-    stages, tile_k = k["ch07_stages"], k["tile_k"]
-    tm, tn = k["ch07_block_tile_m"], k["ch07_block_tile_n"]
+    """Chapter 06's mma.sync kernel fed by TMA: thread 0 starts a copy per operand per stage,
+    full[s] counts the bytes, every warp waits on it and reads through the swizzle."""
+    stages, tile_k, tm, tn = k["ch07_stages"], k["tile_k"], k["ch07_block_tile_m"], \
+        k["ch07_block_tile_n"]
     warps_m, warps_n = k["ch07_warps_m"], k["ch07_warps_n"]
     warps, threads = warps_m * warps_n, warps_m * warps_n * 32
-    a_kib, b_kib = tm * tile_k * 2 // 1024, tn * tile_k * 2 // 1024
-    stage_kib = a_kib + b_kib
+    a_kib, stage_kib = tm * tile_k * 2 // 1024, (tm + tn) * tile_k * 2 // 1024
     k_steps = tile_k // k["mma_k"]
     loads = k_steps * (k["ch07_mma_tiles_m"] + k["ch07_mma_tiles_n"] // 2)
     mmas = k_steps * k["ch07_mma_tiles_m"] * k["ch07_mma_tiles_n"]
     cv = Canvas(1400, 910, "Chapter 07: one thread hands each tile to TMA, an mbarrier per stage "
                 "says when it has landed")
-    # Global memory -> thread 0 and the copy engine -> the ring -> the warps.
-    x0, gy = 40, 110
-    cv.rect(x0, gy, 160, 170, face="#eeeeee", edge=GRID, lw=1.5)
-    cv.text(x0 + 80, gy + 22, "global memory", 12, "center", weight="bold")
+    x0, gy, tx, rx, sw = 40, 110, 220, 440, 118  # rx, sw: the ring, a stage's width
+    cv.rect(x0, gy, 160, 170, face="#eeeeee", lw=1.5)  # global memory -> the ring -> the warps
+    cv.bold(x0 + 80, gy + 22, "global memory", 12, ha="center")
     cv.box(x0 + 18, gy + 46, 124, 48, A_COLOR, text="op(A): M x K")
     cv.box(x0 + 18, gy + 106, 124, 48, B_COLOR, text="op(B): K x N")
-    tx, rx, sw, sg = x0 + 180, x0 + 400, 118, 14  # the ring: stage width and gap
-    cv.text(tx, gy - 4, "thread 0, per K tile t:", weight="bold")
+    cv.bold(tx, gy - 4, "thread 0, per K tile t:", 11)
     cv.text(tx, gy + 12, f"1. arrive.expect_tx(\n   full[s], {stage_kib} KiB)\n2. TMA copy of "
             "A's tile\n3. TMA copy of B's tile", 10, va="top", family="monospace")
     cv.arrow(x0 + 162, gy + 92, rx - 4, gy + 92)
     cv.text(tx, gy + 108, "the copy engine computes\nthe addresses, writes the\ntile swizzled "
             "and counts\nits bytes on full[s]", 10, va="top", color=MUTED)
-    cv.text(rx, gy - 30, f"shared memory: a ring of {stages} stages of {stage_kib} KiB", 12,
-            weight="bold")
+    cv.bold(rx, gy - 30, f"shared memory: a ring of {stages} stages of {stage_kib} KiB", 12)
     for s in range(stages):
-        sx, aw = rx + s * (sw + sg), sw * a_kib / stage_kib
+        sx, aw = rx + s * (sw + 14), sw * a_kib / stage_kib
         cv.box(sx, gy, aw, 110, A_COLOR, text=f"A\n{tm}\nx {tile_k}", size=10)
         cv.box(sx + aw, gy, sw - aw, 110, B_COLOR, text=f"B\n{tn}\nx {tile_k}", size=10)
-        cv.text(sx + sw / 2, gy + 124, f"stage {s}", ha="center", weight="bold")
+        cv.bold(sx + sw / 2, gy + 124, f"stage {s}", 11, ha="center")
         cv.rect(sx + 14, gy + 144, sw - 28, 30, face="white", edge="black", lw=1.5,
                 text=f"full[{s}]", weight="bold")
-    cv.notes(rx, gy + 200, [f"full[s] completes its phase when thread 0 has arrived and all "
-                            f"{stage_kib} KiB have landed: then every warp may read stage s."],
-             width=76, size=10)
-    # The block's warps on its tile of C, not to scale.
-    wx, ww, wh = rx + stages * (sw + sg) - sg + 56, 64, 55
+    cv.notes(rx, gy + 200, f"""full[s] completes its phase when thread 0 has arrived and all
+        {stage_kib} KiB have landed: then every warp may read stage s.""", 76, 10)
+    wx, ww, wh = rx + stages * (sw + 14) + 42, 64, 55  # the block's warps, not to scale
     cv.arrow(wx - 52, gy + 55, wx - 6, gy + 55)
-    cv.text(wx, gy - 30, f"{warps} warps, {k['ch07_warp_tile_m']} x {k['ch07_warp_tile_n']} of "
-            "C each", 12, weight="bold")
+    cv.bold(wx, gy - 30, f"{warps} warps, {k['ch07_warp_tile_m']} x {k['ch07_warp_tile_n']} of C "
+            "each", 12)
     for w in range(warps):
-        cv.box(wx + w % warps_n * ww, gy + w // warps_n * wh, ww, wh, MMA_COLOR,
-               text=f"warp {w}", size=10)
+        cv.box(wx + w % warps_n * ww, gy + w // warps_n * wh, ww, wh, MMA_COLOR, text=f"warp {w}",
+               size=10)
     cv.text(wx + warps_n * ww / 2, gy + warps_m * wh + 8, f"the block's {tm} x {tn} tile of C",
-            10, "center", va="top", color=MUTED)
-    cv.notes(wx, gy + warps_m * wh + 42, [
-        f"each warp, per K tile: waits on full[s]; {loads} ldmatrix.x4 through the swizzle, "
-        f"{mmas} mma.sync.m{k['mma_m']}n{k['mma_n']}k{k['mma_k']} (chapter 03's fragments)"],
-        width=52, size=10)
-    # The stages over time, with the phases of their full barriers.
-    y0, row_h = 450, 52
-    cv.text(x0, y0 - 66, f"Over time: K tile t uses stage t % {stages}; full[t % {stages}] "
-            f"completes phase t / {stages} when it has landed", 13, weight="bold")
-    ring_timeline(cv, x0, y0, stages, 8, 92, row_h, 80, "TMA", issue_at=0.05, phases=True)
+            10, "center", "top", color=MUTED)
+    cv.notes(wx, gy + warps_m * wh + 42, f"""each warp, per K tile: waits on full[s]; {loads}
+        ldmatrix.x4 through the swizzle, {mmas} mma.sync.m{k['mma_m']}n{k['mma_n']}k{k['mma_k']}
+        (chapter 03's fragments)""", 52, 10)
+    y0, row_h = 450, 52  # the stages over time, with the phases of their full barriers
+    cv.bold(x0, y0 - 66, f"Over time: K tile t uses stage t % {stages}; full[t % {stages}] "
+            f"completes phase t / {stages} when it has landed")
+    ring_timeline(cv, x0, y0, stages, 8, 92, row_h, 80, "TMA", phases=True)
     swizzle_inset(cv, 975, y0 - 66, k)
     y = y0 + stages * row_h + 34
     cv.legend(x0, y, [(tint(PARITY_COLORS[0], 0.55), "copy in flight, phase of parity 0"),
                       (tint(PARITY_COLORS[1], 0.55), "parity 1"),
                       (tint(MMA_COLOR, 0.6), "ldmatrix + mma.sync, all warps")], spacing=30)
     cv.text(x0, y + 26, "P0 / P1: the parity the waits on full[s] name")
-    cv.notes(x0, y + 62, [
-        f"Every step t, all {threads} threads: mbarrier.try_wait.parity(full[t % {stages}], "
-        f"(t / {stages}) & 1): tile t has landed.",
-        f"__syncthreads: every warp is done with step t - 1's stage; thread 0 starts tile "
-        f"t + {stages - 1} into it.",
-        f"Each warp: ldmatrix.x4 from stage t % {stages} (the rows found through the swizzle), "
-        "then its mma.sync.",
-        f"In chapter 06 all {threads} threads computed addresses, tested edges and issued "
-        "cp.async: here one thread issues an arrive and a copy per operand, and TMA fills what "
-        "lies past the matrix with zeros."], width=122, size=11, gap=2)
+    cv.notes(x0, y + 62, f"""Every step t, all {threads} threads:
+        mbarrier.try_wait.parity(full[t % {stages}], (t / {stages}) & 1): tile t has landed.
+
+        __syncthreads: every warp is done with step t - 1's stage; thread 0 starts tile
+        t + {stages - 1} into it.
+
+        Each warp: ldmatrix.x4 from stage t % {stages} (the rows found through the swizzle), then
+        its mma.sync.
+
+        In chapter 06 all {threads} threads computed addresses, tested edges and issued cp.async:
+        here one thread issues an arrive and a copy per operand, and TMA fills what lies past the
+        matrix with zeros.""", width=122, size=11, gap=2)
     cv.save(figures, "concept_07_tma.png")
 
 
+def swizzle_inset(cv, x, y, k, chunk=2, cw=36, ch=26):
+    """tma.cuh's swizzled(): chunk c of row r in slot c ^ (r % 8); the 8 rows of one chunk,
+    which the 8 lanes of an ldmatrix matrix read, highlighted."""
+    swizzle = k["swizzle_bytes"]
+    chunks, rows = swizzle // 16, k["swizzle_atom_bytes"] // swizzle
+    cv.bold(x, y, f"The {swizzle}-byte swizzle (one {rows}-row atom)")
+    cv.text(x, y + 24, "chunk c of row r in slot c ^ (r % 8)", family="monospace")
+    gx, gy = x + 52, y + 76
+    cv.text(gx + chunks * cw / 2, gy - 28, "slot: 16 bytes, 4 of the 32 banks", 10, "center",
+            color=MUTED)
+    for slot in range(chunks):
+        cv.text(gx + (slot + 0.5) * cw, gy - 8, str(slot), 9, "center", color="#666666")
+    for r in range(rows):
+        cv.text(gx - 8, gy + (r + 0.5) * ch, f"row {r}", 9, "right", color="#666666")
+        for slot in range(chunks):
+            hit = slot ^ (r % 8) == chunk
+            cv.rect(gx + slot * cw, gy + r * ch, cw, ch, face=tint(A_COLOR, 0.75 if hit else 0.1),
+                    edge="white", lw=1.2, text=f"c{slot ^ (r % 8)}", size=9,
+                    color="white" if hit else MUTED, weight="bold" if hit else None)
+    cv.rect(gx, gy, chunks * cw, rows * ch, edge=A_COLOR, lw=1.2)
+    cv.notes(x, gy + rows * ch + 26, f"""ldmatrix: the 8 lanes of one matrix read chunk {chunk}
+        (k = {chunk * 8}-{chunk * 8 + 7}) of rows 0-7: slots
+        {', '.join(str(chunk ^ r) for r in range(8))}, each of the 32 banks once. Unswizzled,
+        all 8 would sit in slot {chunk}, {swizzle} bytes apart: the same 4 banks, 8 ways.""",
+             width=44, size=10, gap=0)
+
+
 def concept_08(k, figures):
-    """Chapter 08: chapter 07's ring with mma.sync replaced by wgmma. A warpgroup of 4 warps
-    multiplies 64 x 256 x 16 per instruction, A and B read from shared memory through matrix
-    descriptors, the 64 x 256 accumulators in its registers; two warpgroups per 128 x 256 tile."""
-    tile_k, stages, acc = k["tile_k"], k["ch08_stages"], k["accumulators"]
-    tm, tn = k["ch08_block_tile_m"], k["ch08_block_tile_n"]
-    wm, wn, wk = k["wgmma_m"], k["wgmma_n"], k["wgmma_k"]
-    groups, swizzle, atom = k["ch08_warpgroups"], k["swizzle_bytes"], k["swizzle_atom_bytes"]
-    wgmmas, warps = tile_k // wk, k["warpgroup_threads"] // 32
-    cv = Canvas(1400, 955, f"Chapter 08: a warpgroup multiplies {wm} x {wn} x {wk} in one "
-                "wgmma, A and B read from shared memory")
-    # One stage and the block tile of C, drawn to scale (e pixels per element).
-    x0, e, kk = 40, 1.4, 1  # kk: the K step drawn
-    ax, by = x0 + 80, 122
+    """Chapter 07's ring with wgmma: a warpgroup multiplies 64 x 256 x 16 per instruction, its
+    operands read from shared memory through descriptors; two warpgroups per 128 x 256 tile."""
+    tile_k, stages, acc, tm, tn = k["tile_k"], k["ch08_stages"], k["accumulators"], \
+        k["ch08_block_tile_m"], k["ch08_block_tile_n"]
+    wm, wn, wk, groups = k["wgmma_m"], k["wgmma_n"], k["wgmma_k"], k["ch08_warpgroups"]
+    swizzle, atom, wgmmas, warps = k["swizzle_bytes"], k["swizzle_atom_bytes"], tile_k // wk, \
+        k["warpgroup_threads"] // 32
+    cv = Canvas(1400, 955, f"Chapter 08: a warpgroup multiplies {wm} x {wn} x {wk} in one wgmma, "
+                "A and B read from shared memory")
+    x0, e, kk, ax, by = 40, 1.4, 1, 120, 122  # e: pixels per element; kk: the K step drawn
     cx, cy = ax + tile_k * e + 22, by + tile_k * e + 30
-    cv.text(x0, 70, f"A stage (of {stages}) and the block's {tm} x {tn} tile of C", 13,
-            weight="bold")
+    cv.bold(x0, 70, f"A stage (of {stages}) and the block's {tm} x {tn} tile of C, to scale")
     for g in range(groups):
         gy = cy + g * wm * e
         cv.box(ax, gy, tile_k * e, wm * e, A_COLOR, 0.18)
         cv.box(cx, gy, tn * e, wm * e, C_COLOR, 0.12 + 0.2 * (g == 0), lw=1.5)
         cv.text(ax - 8, gy + wm * e / 2, f"rows\n{g * wm}-{(g + 1) * wm - 1}:\nwarp-\ngroup {g}",
-                9, "right", color="#333333")
+                9, "right")
         cv.text(cx + tn * e / 2, gy + wm * e / 2, f"warpgroup {g}: {wm} x {wn} fp32 in its "
                 f"registers,\n{acc} per thread", 10, "center", weight="bold" if g == 0 else None)
     cv.box(cx, by, tn * e, tile_k * e, B_COLOR, 0.18)
     for step in range(wgmmas):  # the K steps of one wgmma each
-        dark = 0.7 if step == kk else 0
-        cv.box(ax + step * wk * e, cy, wk * e, wm * e, A_COLOR, dark, lw=0.6, linestyle="--")
-        cv.box(cx, by + step * wk * e, tn * e, wk * e, B_COLOR, dark, lw=0.6, linestyle="--")
-    cv.text(ax + tile_k * e / 2, cy - 12, f"A: {tm} x {tile_k}", ha="center", color=A_COLOR,
-            weight="bold")
-    cv.text(cx + tn * e / 2, by - 14, f"B: {tile_k} x {tn} (op(B), K x N)", ha="center",
-            color=B_COLOR, weight="bold")
+        cv.box(ax + step * wk * e, cy, wk * e, wm * e, A_COLOR, 0.7 * (step == kk), lw=0.6,
+               linestyle="--")
+        cv.box(cx, by + step * wk * e, tn * e, wk * e, B_COLOR, 0.7 * (step == kk), lw=0.6,
+               linestyle="--")
+    cv.bold(ax + tile_k * e / 2, cy - 12, f"A: {tm} x {tile_k}", 11, ha="center", color=A_COLOR)
+    cv.bold(cx + tn * e / 2, by - 14, f"B: {tile_k} x {tn} (op(B), K x N)", 11, ha="center",
+            color=B_COLOR)
     cv.text(cx + tn * e + 8, by + (kk + 0.5) * wk * e, f"K step {kk}:\nk {kk * wk}-"
-            f"{(kk + 1) * wk - 1}", 9, color="#333333")
-    y = cy + tm * e + 26
-    cv.lines(x0, y, [f"Dark: the operands of warpgroup 0's wgmma for K step {kk} of {wgmmas}: "
-                     f"its {wm} rows of A, all of B.", "Both warpgroups read the same B: one "
-                     f"copy in shared memory serves {tm} rows."], step=20, size=10)
-    cv.notes(x0, y + 64, [
-        ("Every K step t, each warpgroup", f"waits on full[t % {stages}]; wgmma.fence; {wgmmas} "
-         f"wgmmas (one per {wk} of K, a descriptor for A and one for B each); commit them as one "
-         "group; wgmma.wait_group 1: its group of step t - 1 is done, while step t's still "
-         "runs. Then __syncthreads, and thread 0 refills the stage step t - 1 read, as in "
-         "chapter 07.")], width=84, size=10, gap=0)
-    # The matrix descriptor: its 64 bits, bit 0 on the left (PTX ISA, "Matrix Descriptor
-    # Format"), each field a box with its name.
-    dx, dw, bit = 700, 660, 660 / 64
-    cv.text(dx, 70, "A descriptor per operand and K step: 64 bits", 13, weight="bold")
-    cv.rect(dx, 104, dw, 40, face="#f4f4f4", edge=GRID)
+            f"{(kk + 1) * wk - 1}", 9)
+    cv.notes(x0, cy + tm * e + 26, f"""Dark: the operands of warpgroup 0's wgmma for K step {kk}
+        of {wgmmas}: its {wm} rows of A, all of B, which one copy in shared memory serves to both
+        warpgroups.
+
+        **Every K step t, each warpgroup** waits on full[t % {stages}]; wgmma.fence; {wgmmas}
+        wgmmas (one per {wk} of K, a descriptor for A and one for B each); commits them as one
+        group; wgmma.wait_group 1: its group of step t - 1 is done, while step t's still runs.
+        Then __syncthreads, and thread 0 refills the stage step t - 1 read.""", 84, 10, 4)
+    dx, bit = 700, 660 / 64  # the descriptor's 64 bits, bit 0 left (PTX ISA, "Matrix Descriptor")
+    cv.bold(dx, 70, "A descriptor per operand and K step: 64 bits")
+    cv.rect(dx, 104, 64 * bit, 40, face="#f4f4f4")
     for lo, hi, name, color in [(0, 14, "start address >> 4", A_COLOR),
-                                (16, 30, "LBO >> 4", OKABE_ITO["green"]),
-                                (32, 46, "SBO >> 4", OKABE_ITO["purple"]),
+                                (16, 30, "LBO >> 4", C_COLOR), (32, 46, "SBO >> 4", EPILOGUE_COLOR),
                                 (49, 52, "base offset", GRID), (62, 64, "swizzle", MMA_COLOR)]:
-        narrow = hi - lo < 6  # named above the bar
-        cv.box(dx + lo * bit, 104, (hi - lo) * bit, 40, color, 0.35, text=None if narrow else name,
-               size=9)
-        if narrow:
+        cv.box(dx + lo * bit, 104, (hi - lo) * bit, 40, color, 0.35, text=name if hi - lo > 5
+               else None, size=9)
+        if hi - lo <= 5:  # named above the bar
             cv.text(dx + (lo + hi) / 2 * bit, 95, name, 9, "center")
         for b in (lo, hi):
             cv.text(dx + b * bit, 154, str(b), 8, "center", color="#666666")
-    cv.notes(dx, 186, [
-        (f"K-major (A: N, B: T), with the {swizzle}-byte swizzle",
-         f"start: the tile's address, + {k['warpgroup_rows_bytes'] // 1024} KiB for warpgroup "
-         f"1's rows of A, + {wk * 2} bytes per K step (inside the {swizzle}-byte rows; the "
-         f"swizzle, applied to the final address, still finds each chunk). SBO = {atom} bytes: "
-         f"from 8 rows of M (N) to the next 8, one swizzle atom. LBO unused: a K step's {wk} "
-         "halves lie in one row."),
-        ("MN-major (A: T, B: N)", f"SBO = {atom} bytes, from 8 rows of K to the next 8; LBO = "
-         f"{swizzle // 2 * tile_k * 2} bytes, from one box of {swizzle // 2} along M (N) to the "
-         f"next; a K step is {wk} rows of K, {wk * swizzle} bytes. The transpose flag tells "
-         "wgmma which.")], width=96, size=10, gap=8)
-    # One warpgroup's accumulators: which thread holds which of the 64 x 256.
-    gx, gy, ce, re_, lane, warp = dx + 50, 425, 2.3, 2.6, 9, 1  # pixels per column, per row
-    cv.text(dx, gy - 30, f"Warpgroup 0's {wm} x {wn} accumulators, 16 rows per warp", 13,
-            weight="bold")
+    cv.notes(dx, 186, f"""**K-major (A: N, B: T), with the {swizzle}-byte swizzle** start: the
+        tile's address, + {k['warpgroup_rows_bytes'] // 1024} KiB for warpgroup 1's rows of A,
+        + {wk * 2} bytes per K step (inside the {swizzle}-byte rows; the swizzle, applied to the
+        final address, still finds each chunk). SBO = {atom} bytes: from 8 rows of M (N) to the
+        next 8, one swizzle atom. LBO unused: a K step's {wk} halves lie in one row.
+
+        **MN-major (A: T, B: N)** SBO = {atom} bytes, from 8 rows of K to the next 8; LBO =
+        {swizzle // 2 * tile_k * 2} bytes, from one box of {swizzle // 2} along M (N) to the next;
+        a K step is {wk} rows of K, {wk * swizzle} bytes. The transpose flag tells wgmma which.""",
+             width=96, size=10, gap=8)
+    gx, gy, ce, re_, lane, warp = dx + 50, 425, 2.3, 2.6, 9, 1  # one warpgroup's accumulators
+    cv.bold(dx, gy - 30, f"Warpgroup 0's {wm} x {wn} accumulators, 16 rows per warp")
     for w in range(warps):
         cv.box(gx, gy + w * 16 * re_, wn * ce, 16 * re_, C_COLOR, 0.1 + 0.12 * (w % 2), lw=0.8)
         cv.text(gx - 6, gy + (w + 0.5) * 16 * re_, f"warp {w}", 9, "right")
     for r in (16 * warp + lane // 4, 16 * warp + lane // 4 + 8):
         for i in range(wn // 8):
             cv.rect(gx + (8 * i + 2 * (lane % 4)) * ce, gy + r * re_, 2 * ce, re_, face="black",
-                    edge="none", lw=0, zorder=3)
-    cv.text(gx + wn * ce / 2, gy + wm * re_ + 10, f"columns 0-{wn - 1}", 9, "center", va="top",
+                    edge="none", zorder=3)
+    cv.text(gx + wn * ce / 2, gy + wm * re_ + 10, f"columns 0-{wn - 1}", 9, "center", "top",
             color="#666666")
-    cv.notes(dx, gy + wm * re_ + 40, [
-        f"Black: lane {lane} of warp {warp}. Lane l holds rows {nb('16w + l / 4')} and "
-        f"{nb('16w + l / 4 + 8')}, columns {nb('8i + 2 (l % 4)')} and {nb('+ 1')} for "
-        f"{nb(f'i = 0 .. {wn // 8 - 1}')}: {nb(f'2 x {wn // 4}')} = {acc} floats, chapter 03's "
-        "accumulator fragment once per 8 columns."], width=96, size=10, gap=0)
-    # Chapter 07's warp against chapter 08's warpgroup, per K tile.
-    ty, steps7 = 745, tile_k // k["mma_k"]
-    w7m, w7n = k["ch07_warp_tile_m"], k["ch07_warp_tile_n"]
+    cv.notes(dx, gy + wm * re_ + 40, f"""Black: lane {lane} of warp {warp}. Lane l holds rows
+        {nb('16w + l / 4')} and {nb('16w + l / 4 + 8')}, columns {nb('8i + 2 (l % 4)')} and
+        {nb('+ 1')} for {nb(f'i = 0 .. {wn // 8 - 1}')}: {nb(f'2 x {wn // 4}')} = {acc} floats,
+        chapter 03's accumulator fragment once per 8 columns.""", width=96, size=10, gap=0)
+    ty, steps7 = 745, tile_k // k["mma_k"]  # chapter 07's warp and chapter 08's warpgroup
+    w7m, w7n, warps7 = k["ch07_warp_tile_m"], k["ch07_warp_tile_n"], k["ch07_warps_m"] * \
+        k["ch07_warps_n"]
     loads7 = steps7 * (k["ch07_mma_tiles_m"] + k["ch07_mma_tiles_n"] // 2)
     mmas7 = steps7 * k["ch07_mma_tiles_m"] * k["ch07_mma_tiles_n"]
-    warps7 = k["ch07_warps_m"] * k["ch07_warps_n"]
     blocks7 = tm * tn // (k["ch07_block_tile_m"] * k["ch07_block_tile_n"])
-    cv.text(x0, ty - 28, f"Per K tile of {tile_k}: chapter 07's warp and chapter 08's "
-            "warpgroup", 13, weight="bold")
+    cv.bold(x0, ty - 28, f"Per K tile of {tile_k}: chapter 07's warp and chapter 08's warpgroup")
     for row, (label, load, mma, floats) in enumerate([
-            (f"chapter 07\none warp\n({w7m} x {w7n})",
-             (f"{loads7} ldmatrix.x4", "fragments into\nregisters"),
-             (f"{mmas7} mma.sync", f"m{k['mma_m']}n{k['mma_n']}k{k['mma_k']}, operands\nfrom "
-              "registers"), w7m * w7n // 32),
-            (f"chapter 08\none warpgroup\n({wm} x {wn})",
-             ("2 descriptors", "per wgmma, 64 bits\neach: no ldmatrix"),
-             (f"{wgmmas} wgmma", f"m{wm}n{wn}k{wk}, async:\nfence, commit, wait"), acc)]):
-        y = ty + row * 94
-        cv.text(x0, y + 35, label, 10, weight="bold")
-        cv.flow(x0 + 130, y, 70, [
-            ("shared memory", "the swizzled stage" if row == 0 else "the same stage", "#999999",
-             0.16, 180), (*load, COPY_COLOR, 0.35, 180), (*mma, MMA_COLOR, 0.3, 210),
+            (f"chapter 07\none warp\n({w7m} x {w7n})", (f"{loads7} ldmatrix.x4", "fragments "
+             "into\nregisters"), (f"{mmas7} mma.sync", f"m{k['mma_m']}n{k['mma_n']}k{k['mma_k']}"
+             ", operands\nfrom registers"), w7m * w7n // 32),
+            (f"chapter 08\none warpgroup\n({wm} x {wn})", ("2 descriptors", "per wgmma, 64 bits"
+             "\neach: no ldmatrix"), (f"{wgmmas} wgmma", f"m{wm}n{wn}k{wk}, async:\nfence, "
+             "commit, wait"), acc)]):
+        cv.bold(x0, ty + row * 94 + 35, label, 10)
+        cv.flow(x0 + 130, ty + row * 94, 70, [
+            ("shared memory", "the same stage" if row else "the swizzled stage", "#999999", 0.16,
+             180), (*load, COPY_COLOR, 0.35, 180), (*mma, MMA_COLOR, 0.3, 210),
             ("accumulators", f"{floats} floats per thread", C_COLOR, 0.2, 180)], gap=38)
-    cv.notes(1066, ty - 8, [
-        (f"For the block's {tm} x {tn} tile", f"chapter 07 needs {blocks7} blocks of {warps7} "
-         f"warps: {blocks7 * warps7 * loads7} ldmatrix.x4 and {blocks7 * warps7 * mmas7} "
-         f"mma.sync per K tile. Chapter 08's {groups} warpgroups issue {groups * wgmmas} "
-         "wgmma, and no operand passes through registers.")], width=42, size=10, gap=0)
+    cv.notes(1066, ty - 8, f"""**For the block's {tm} x {tn} tile** chapter 07 needs {blocks7}
+        blocks of {warps7} warps: {blocks7 * warps7 * loads7} ldmatrix.x4 and
+        {blocks7 * warps7 * mmas7} mma.sync per K tile. Chapter 08's {groups} warpgroups issue
+        {groups * wgmmas} wgmma, and no operand passes through registers.""", 42, 10, 0)
     cv.save(figures, "concept_08_wgmma.png")
 
 
 def tile_origin(k, tiles_m, tiles_n, tile):
     """chapters/10_tile_scheduler/gemm.cuh's tile_origin, in tiles: (tile row, tile column)."""
-    group_rows_max = k["group_tile_rows"]
-    per_group = group_rows_max * tiles_n
-    first_row = tile // per_group * group_rows_max
-    group_rows = min(tiles_m - first_row, group_rows_max)
-    in_group = tile % per_group
+    per_group = k["group_tile_rows"] * tiles_n
+    first_row = tile // per_group * k["group_tile_rows"]
+    group_rows, in_group = min(tiles_m - first_row, k["group_tile_rows"]), tile % per_group
     return first_row + in_group % group_rows, in_group // group_rows
 
 
 def simulate_roles(stages, k_tiles, tiles, latency, wgmma, epilogue, issue):
-    """A schematic run of chapter 09's and 10's barriers, in arbitrary time units, for `tiles`
-    tiles of C of `k_tiles` K tiles each, numbered i through the block's K tiles. The producer
-    refills the stage of K tile i once the consumers released its previous use, K tile
-    i - stages (empty); the copy lands `latency` later (full); the consumers start K tile i once
-    it has landed and they are free, run its wgmmas for `wgmma`, release a K tile's stage when
-    the next K tile's wgmmas are issued (wait_group 1), or a tile's last at its end
-    (wait_group 0), and run the epilogue after each tile of C. Returns issued, landed, start,
-    end, released (per i) and the epilogues' (start, end)."""
-    count = k_tiles * tiles
-
+    """Chapters 09's and 10's barriers, schematic, over `tiles` tiles of `k_tiles` K tiles (i
+    through the block's K tiles): the producer issues K tile i once K tile i - stages released
+    its stage (empty), it lands `latency` later (full); the consumers start it once landed and
+    free, release its stage when the next K tile's wgmmas are issued (wait_group 1) or at a
+    tile's end, and run the epilogue after each tile. Returns issued, landed, start, end,
+    released (per i) and the epilogues' (start, end)."""
     @functools.lru_cache(maxsize=None)
     def issued(i):
-        if i < 0:
-            return -issue
-        return max(issued(i - 1) + issue, released(i - stages) if i >= stages else 0.0)
+        return -issue if i < 0 else max(issued(i - 1) + issue,
+                                         released(i - stages) if i >= stages else 0.0)
 
     @functools.lru_cache(maxsize=None)
     def start(i):
-        if i == 0:
-            return issued(0) + latency
-        return max(end(i - 1) + (epilogue if i % k_tiles == 0 else 0.0), issued(i) + latency)
+        after = end(i - 1) + (epilogue if i % k_tiles == 0 else 0.0) if i else 0.0
+        return max(after, issued(i) + latency)
 
     def end(i):
         return start(i) + wgmma
@@ -1071,211 +981,190 @@ def simulate_roles(stages, k_tiles, tiles, latency, wgmma, epilogue, issue):
     def released(i):
         return end(i) if i % k_tiles == k_tiles - 1 else start(i + 1)
 
-    ends = [end(j * k_tiles + k_tiles - 1) for j in range(tiles)]
+    count, ends = k_tiles * tiles, [end(j * k_tiles + k_tiles - 1) for j in range(tiles)]
     return ([issued(i) for i in range(count)], [issued(i) + latency for i in range(count)],
             [start(i) for i in range(count)], [end(i) for i in range(count)],
             [released(i) for i in range(count)], [(e, e + epilogue) for e in ends])
 
 
 def roles_run(tl, stages, k_tiles, run, issue, last_release=True):
-    """One simulate_roles run on a Timeline: the producer's issues (row 0), each stage's copy,
-    wait and reads (rows 1 .. stages), the consumers' wgmmas (row stages + 1), and where full[s]
-    (F) and empty[s] (E) complete a phase. The epilogues are the caller's."""
+    """A simulate_roles run: the producer's issues (row 0), each stage's copy, wait and reads
+    (rows 1 .. stages), the wgmmas (row stages + 1); where full[s] (F) and empty[s] (E)
+    complete a phase."""
     issued, landed, start, end, released, _ = run
     for i in range(len(issued)):
-        s, last = 1 + i % stages, i % k_tiles == k_tiles - 1
+        s, shown = 1 + i % stages, last_release or i % k_tiles != k_tiles - 1
         if i and issued[i] > issued[i - 1] + issue + 1e-9:  # the producer waited on empty[s]
             tl.wait(0, issued[i - 1] + issue, issued[i])
         tl.bar(0, issued[i], issued[i] + issue, COPY_COLOR, 1, pad=8)
         tl.bar(s, issued[i], landed[i], COPY_COLOR, 0.55, pad=5, edge=GRID, hatch="//")
         tl.bar(s, landed[i], start[i], COPY_COLOR, 0.2, pad=5, edge=GRID)
-        read_end = released[i] if last_release or not last else end[i]
-        tl.bar(s, start[i], read_end, MMA_COLOR, 0.55, pad=5, edge=GRID, text=str(i % k_tiles),
-               size=10)
+        tl.bar(s, start[i], released[i] if shown else end[i], MMA_COLOR, 0.55, pad=5, edge=GRID,
+               text=str(i % k_tiles), size=10)
         tl.bar(stages + 1, start[i], end[i], MMA_COLOR, 0.6, pad=5, lw=1, text=str(i % k_tiles),
                size=10)
         tl.c.mark(tl.X(landed[i]), tl.y + (s + 1) * tl.row_h - 5, "F", COPY_COLOR)
-        if last_release or not last:
+        if shown:
             tl.c.mark(tl.X(released[i]), tl.y + (s + 1) * tl.row_h - 5, "E", MMA_COLOR)
 
 
-def roles_legend(cv, x0, y, last, marks=True):
-    cv.legend(x0, y, [(COPY_COLOR, "TMA issued" if marks else "TMA load issued"),
-                      (tint(COPY_COLOR, 0.55), "copy in flight" if marks else
-                       "TMA load or store in flight"),
-                      (tint(COPY_COLOR, 0.2), "landed, not yet read"),
-                      (tint(MMA_COLOR, 0.55), "read by the wgmmas"),
-                      (tint(EPILOGUE_COLOR, 0.55), last)], spacing=30 if marks else 24)
-    if marks:
-        for x, letter, color, what in [(1000, "F", COPY_COLOR, "full[s] completes"),
-                                       (1160, "E", MMA_COLOR, "empty[s] completes")]:
-            cv.mark(x0 + x, y, letter, color)
-            cv.text(x0 + x + 12, y, what)
+def roles_timeline(cv, x0, y, stages, consumers, horizon, rh, extra=()):
+    return Timeline(cv, x0 + 200, y, 1120 / horizon, rh, ["producer (thread 0)"] +
+                    [f"stage {s}" for s in range(stages)] +
+                    [f"consumers ({consumers} warpgroups)"] + list(extra), name_x=x0, rule=1120)
 
 
 def concept_09(k, figures):
-    """Chapter 09: warp specialisation. A producer warpgroup (one thread issues the TMA copies)
-    and two consumer warpgroups (the wgmmas), meeting only at full[s] and empty[s]; one tile per
-    block, so each block's ring starts empty and its epilogue leaves the tensor cores idle."""
+    """A producer warpgroup and two consumer warpgroups meeting only at full[s] and empty[s];
+    one tile per block, so its epilogue and the next block's start leave the tensor cores idle."""
     stages, consumers, threads = k["ch09_stages"], k["ch09_consumers"], k["ch09_threads"]
-    tm, tn, wg, launch = k["ch09_block_tile_m"], k["ch09_block_tile_n"], \
-        k["warpgroup_threads"], k["launch_registers"]
+    tm, tn, wg, wm, launch = k["ch09_block_tile_m"], k["ch09_block_tile_n"], \
+        k["warpgroup_threads"], k["wgmma_m"], k["launch_registers"]
     cv = Canvas(1400, 700, "Chapter 09: a producer warpgroup and two consumer warpgroups, "
                 "meeting only at mbarriers")
-    # The block's three warpgroups, with their setmaxnreg, and its barriers.
     x0, y = 40, 66
-    boxes = [("warpgroup 0: producer", f"setmaxnreg.dec to {k['producer_registers']} "
-              "registers;", "thread 0 issues every TMA copy", COPY_COLOR, 0.45)] + [
-        (f"warpgroup {c + 1}: consumer", f"setmaxnreg.inc to {k['consumer_registers']} "
-         f"registers;", f"rows {c * k['wgmma_m']}-{(c + 1) * k['wgmma_m'] - 1} of the {tm} x "
-         f"{tn} tile", MMA_COLOR, 0.3) for c in range(consumers)]
-    for j, (name, line1, line2, color, amount) in enumerate(boxes):
-        cv.box(x0 + j * 308, y, 290, 86, color, amount, lw=1.8)
-        cv.text(x0 + j * 308 + 12, y + 18, name, 12, weight="bold")
-        cv.lines(x0 + j * 308 + 12, y + 44, [line1, line2], step=22, size=10)
+    for j in range(consumers + 1):  # the warpgroups, with their setmaxnreg
+        cv.box(x0 + j * 308, y, 290, 86, MMA_COLOR if j else COPY_COLOR, 0.3 if j else 0.45, 1.8)
+        cv.bold(x0 + j * 308 + 12, y + 18, f"warpgroup {j}: " + ("consumer" if j else "producer"),
+                12)
+        cv.lines(x0 + j * 308 + 12, y + 44, [
+            f"setmaxnreg.inc to {k['consumer_registers']} registers;", f"rows {(j - 1) * wm}"
+            f"-{j * wm - 1} of the {tm} x {tn} tile"] if j else [
+            f"setmaxnreg.dec to {k['producer_registers']} registers;",
+            "thread 0 issues every TMA copy"], step=22, size=10)
     cv.text(x0, y + 108, f"{threads} threads, one block per SM, launched at {launch} registers "
             f"each: {wg} x {k['producer_registers']} + {consumers * wg} x "
             f"{k['consumer_registers']} = {threads} x {launch}.")
-    cv.notes(x0 + 3 * 308 + 10, y + 6, [
-        ("Two barriers per stage", f"full[s]: the producer's arrive.expect_tx and "
-         f"{(tm + tn) * k['tile_k'] * 2 // 1024} KiB of copies. empty[s]: "
-         f"{k['ch09_consumer_warps']} arrivals, lane 0 of each consumer warp, once the wgmmas "
-         "that read the stage are done.")], width=46, size=10, gap=0)
-    # The schematic run: two blocks on one SM, one tile each.
-    k_tiles, issue, gap = 6, 0.15, 0.8
+    cv.notes(x0 + 934, y + 6, f"""**Two barriers per stage** full[s]: the producer's
+        arrive.expect_tx and {(tm + tn) * k['tile_k'] * 2 // 1024} KiB of copies. empty[s]:
+        {k['ch09_consumer_warps']} arrivals, lane 0 of each consumer warp, once the wgmmas that
+        read the stage are done.""", 46, 10, 0)
+    k_tiles, issue, gap = 6, 0.15, 0.8  # two blocks on one SM, one tile each
     run = simulate_roles(stages, k_tiles, 1, latency=2.6, wgmma=1.0, epilogue=3.0, issue=issue)
-    length = run[5][0][1]  # a block: from its first copy to its epilogue's end
-    ty, rh, tw = 252, 44, 1120
-    cv.text(x0, ty - 26, "Two blocks, one after the other on one SM (schematic, not to scale)",
-            13, weight="bold")
-    names = ["producer (thread 0)"] + [f"stage {s}" for s in range(stages)] + \
-        [f"consumers ({consumers} warpgroups)"]
+    length, ty, rh = run[5][0][1], 252, 44  # a block: from its first copy to its epilogue's end
+    cv.bold(x0, ty - 26, "Two blocks, one after the other on one SM (schematic, not to scale)")
+    tl = roles_timeline(cv, x0, ty, stages, consumers, 2 * length + gap + 0.2, rh)
     for b in range(2):
-        tl = Timeline(cv, x0 + 200 + b * (length + gap) * tw / (2 * length + gap + 0.2), ty,
-                      tw / (2 * length + gap + 0.2), rh, names if b == 0 else [], name_x=x0,
-                      bold=True, rule=tw)
+        tl.x0 = x0 + 200 + b * (length + gap) * tl.unit
         roles_run(tl, stages, k_tiles, run, issue, last_release=False)
         tl.bar(stages + 1, *run[5][0], EPILOGUE_COLOR, 0.55, pad=5, lw=1, text="epilogue",
                size=10)
         cv.text(tl.X(0), ty + (stages + 2) * rh + 12, "the next block on this SM: its tile" if b
                 else "block b: its tile", 10, color=MUTED)
-        if b == 0:  # the SM between the blocks: the tensor cores idle
-            idle = (run[3][-1], length + gap + run[2][0])
-    tl.x0 = x0 + 200
-    tl.c.rect(tl.X(idle[0]), ty + 2, (idle[1] - idle[0]) * tl.unit, (stages + 2) * rh - 4,
-              edge="black", lw=1.5, linestyle="--", zorder=6)
+    tl.x0 = x0 + 200  # dashed: the tensor cores idle from the last wgmma to the next tile's
+    cv.rect(tl.X(run[3][-1]), ty + 2, (length + gap + run[2][0] - run[3][-1]) * tl.unit,
+            (stages + 2) * rh - 4, edge="black", lw=1.5, linestyle="--", zorder=6)
     ly = ty + (stages + 2) * rh + 44
-    roles_legend(cv, x0, ly, "epilogue")
-    cv.notes(x0, ly + 34, [
-        "Numbers: the K tile. The consumers wait on full[s], the producer on empty[s] "
-        "(dotted); a stage is refilled as soon as its E, a K tile read as soon as its F, "
-        "and no __syncthreads makes the warpgroups wait for each other. Stage s's k-th "
-        f"use is phase k of both its barriers: the consumers wait on full[s] with parity "
-        f"{nb('k & 1')}, the producer on empty[s] with {nb('(k & 1) ^ 1')}. Dashed: one "
-        "tile per block, so the epilogue, the block's exit and the next block's first "
-        "copies leave the tensor cores idle (chapter 10)."], width=150, size=11)
+    cv.legend(x0, ly, [(COPY_COLOR, "TMA issued"), (tint(COPY_COLOR, 0.55), "copy in flight"),
+                       (tint(COPY_COLOR, 0.2), "landed, not yet read"),
+                       (tint(MMA_COLOR, 0.55), "read by the wgmmas"),
+                       (tint(EPILOGUE_COLOR, 0.55), "epilogue")], spacing=30)
+    for x, letter, color, what in [(1000, "F", COPY_COLOR, "full[s] completes"),
+                                   (1160, "E", MMA_COLOR, "empty[s] completes")]:
+        cv.mark(x0 + x, ly, letter, color)
+        cv.text(x0 + x + 12, ly, what)
+    cv.notes(x0, ly + 34, f"""Numbers: the K tile. The consumers wait on full[s], the producer on
+        empty[s] (dotted); a stage is refilled as soon as its E, a K tile read as soon as its F,
+        and no __syncthreads makes the warpgroups wait for each other. Stage s's k-th use is
+        phase k of both its barriers: the consumers wait on full[s] with parity {nb('k & 1')},
+        the producer on empty[s] with {nb('(k & 1) ^ 1')}. Dashed: one tile per block, so the
+        epilogue, the block's exit and the next block's first copies leave the tensor cores idle
+        (chapter 10).""", width=150, size=11)
     cv.save(figures, "concept_09_roles.png")
 
 
 def concept_10(k, sms, figures):
-    """Chapter 10: chapter 09's block made persistent, one per SM, walking tiles b, b + grid, ...
-    in a grouped order, its result leaving through swizzled staging boxes and TMA stores that
-    overlap the next tile's main loop."""
-    stages, consumers = k["ch10_stages"], k["ch10_consumers"]
-    tm, tn, group = k["ch10_block_tile_m"], k["ch10_block_tile_n"], k["group_tile_rows"]
-    box_cols, buffers = k["store_box_columns"], k["store_buffers"]
-    boxes, size, x0 = tn // box_cols, 8192, 40
+    """Chapter 09's block made persistent, one per SM, walking its tiles in a grouped order, its
+    result leaving through staging boxes and TMA stores under the next tile's main loop."""
+    stages, consumers, tm, tn = k["ch10_stages"], k["ch10_consumers"], k["ch10_block_tile_m"], \
+        k["ch10_block_tile_n"]
+    group, box_cols, buffers = k["group_tile_rows"], k["store_box_columns"], k["store_buffers"]
+    boxes, size, x0, cell, gy = tn // box_cols, 8192, 40, 4, 118
+    tiles_m, tiles_n = size // tm, size // tn
     cv = Canvas(1400, 1000, "Chapter 10: persistent blocks, a grouped tile order, and TMA stores "
                 "under the next tile's work")
-    # The first `sms` tiles of a size^3 product, in the grouped order and row by row, with the
-    # rows of A and columns of B they read (top right).
-    tiles_m, tiles_n, cell, gy = size // tm, size // tn, 4, 118
-    cv.text(1030, 62, f"The first {sms} tiles at {size}^3", 13, weight="bold")
-    reads = {}
-    for panel, grouped in enumerate([True, False]):
-        px = 1040 + panel * (tiles_n * cell + 60)
-        cv.rect(px, gy, tiles_n * cell, tiles_m * cell, face="#eeeeee", edge=GRID)
+    cv.bold(1030, 62, f"The first {sms} tiles at {size}^3")
+    reads = {}  # grouped: (rows of A, columns of B) the first `sms` tiles read
+    for grouped in (True, False):
+        px = 1040 + (not grouped) * (tiles_n * cell + 60)
+        cv.rect(px, gy, tiles_n * cell, tiles_m * cell, face="#eeeeee")
         at = [tile_origin(k, tiles_m, tiles_n, t) if grouped else divmod(t, tiles_n)
               for t in range(sms)]
-        for t, (r, c) in enumerate(at):
+        for t, (r, c) in enumerate(at):  # dark to light: the order
             cv.rect(px + c * cell, gy + r * cell, cell, cell, face=plt.get_cmap("cividis")(
-                t / sms), edge="none", lw=0)
+                t / sms), edge="none")
         rows, cols = {r for r, _ in at}, {c for _, c in at}
         for r in rows:
-            cv.rect(px - 9, gy + r * cell, 6, cell, face=A_COLOR, edge="none", lw=0)
+            cv.rect(px - 9, gy + r * cell, 6, cell, face=A_COLOR, edge="none")
         for c in cols:
-            cv.rect(px + c * cell, gy - 9, cell, 6, face=B_COLOR, edge="none", lw=0)
+            cv.rect(px + c * cell, gy - 9, cell, 6, face=B_COLOR, edge="none")
         for g in range(1, tiles_m // group if grouped else 0):
             cv.line([px - 4, px + tiles_n * cell + 4], [gy + g * group * cell] * 2, "black", 1.2)
+        reads[grouped] = (len(rows) * tm, len(cols) * tn)
         cv.text(px + tiles_n * cell / 2, gy - 22, f"grouped ({group} tile rows)" if grouped
                 else "row by row", ha="center")
-        reads[grouped] = (len(rows) * tm, len(cols) * tn)
         cv.text(px + tiles_n * cell / 2, gy + tiles_m * cell + 10, f"{reads[grouped][0]} rows "
-                f"of A,\n{reads[grouped][1]} columns of B", 10, "center", va="top")
-    cv.notes(x0, 70, [
-        ("Persistent", f"{sms} blocks, one per SM ({sms} SMs on the H100 of the results). "
-         f"Block b computes tiles b, b + {sms}, b + {2 * sms}, ... of C. Its producer and "
-         "consumers keep their stage and phase counters from one tile to the next, so the "
-         "producer fills the ring with the next tile's K tiles while the consumers finish the "
-         "last one."),
-        ("Grouped order", f"Tiles are numbered in groups of {group} tile rows, column by column "
-         f"inside a group. The {sms} tiles in flight at once (right, dark to light) then read "
-         f"{reads[True][0]} rows of A and {reads[True][1]} columns of B; row by row they would "
-         f"read {reads[False][0]} rows of A and {reads[False][1]} columns of B. What they "
-         "share, they find in L2."),
-        ("The epilogue through TMA (the plain product, kStore)", f"Each consumer writes its "
-         f"{k['wgmma_m']} x {tn} fp32 result {box_cols} columns at a time, a "
-         f"{k['store_box_bytes'] // 1024} KiB box, swizzled, into one of its {buffers} staging "
-         "buffers; one of its threads starts the box's TMA store and the warpgroup writes the "
-         "next box into the other buffer (after the store two boxes back has read it: "
-         "cp.async.bulk.wait_group.read). The training's fused epilogues keep chapter 08's "
-         "stores.")], width=104, size=11, gap=8)
-    # The schematic run: one block, two tiles. Box j is written once the store of box
-    # j - buffers has read its buffer (bulk_wait_read).
-    issue, write, store = 0.15, 0.4, 0.4
-    writes, t = [], 0.0
-    for box in range(boxes):
+                f"of A,\n{reads[grouped][1]} columns of B", 10, "center", "top")
+    cv.notes(x0, 70, f"""**Persistent** {sms} blocks, one per SM ({sms} SMs on the H100 of the
+        results). Block b computes tiles b, b + {sms}, b + {2 * sms}, ... of C. Its producer and
+        consumers keep their stage and phase counters from one tile to the next, so the producer
+        fills the ring with the next tile's K tiles while the consumers finish the last one.
+
+        **Grouped order** Tiles are numbered in groups of {group} tile rows, column by column
+        inside a group. The {sms} tiles in flight at once (right, dark to light) then read
+        {reads[True][0]} rows of A and {reads[True][1]} columns of B; row by row they would read
+        {reads[False][0]} rows of A and {reads[False][1]} columns of B. What they share, they
+        find in L2.
+
+        **The epilogue through TMA (the plain product, kStore)** Each consumer writes its
+        {k['wgmma_m']} x {tn} fp32 result {box_cols} columns at a time, a
+        {k['store_box_bytes'] // 1024} KiB box, swizzled, into one of its {buffers} staging
+        buffers; one of its threads starts the box's TMA store and the warpgroup writes the next
+        box into the other buffer (after the store two boxes back has read it:
+        cp.async.bulk.wait_group.read). The training's fused epilogues keep chapter 08's
+        stores.""", width=104, size=11, gap=8)
+    issue, write, store, writes, t = 0.15, 0.4, 0.4, [], 0.0  # one block, two tiles
+    for box in range(boxes):  # box j once the store of box j - buffers has read its buffer
         t = max(t, writes[box - buffers] + write + store) if box >= buffers else t
         writes.append(t)
         t += write
     run = simulate_roles(stages, 6, 2, latency=2.6, wgmma=1.0, epilogue=t, issue=issue)
     ty, rh = 500, 42
-    tl = Timeline(cv, x0 + 200, ty, 1120 / (run[5][-1][1] + store + 0.2), rh,
-                  ["producer (thread 0)"] + [f"stage {s}" for s in range(stages)] +
-                  [f"consumers ({consumers} warpgroups)"] +
-                  [f"staging buffer {b}" for b in range(buffers)], name_x=x0, bold=True,
-                  rule=1120)
-    cv.text(x0, ty - 26, "One block over time: tiles b and b + grid (schematic, not to scale)",
-            13, weight="bold")
+    cv.bold(x0, ty - 26, "One block over time: tiles b and b + grid (schematic, not to scale)")
+    tl = roles_timeline(cv, x0, ty, stages, consumers, run[5][-1][1] + store + 0.2, rh,
+                        [f"staging buffer {b}" for b in range(buffers)])
     roles_run(tl, stages, 6, run, issue)
     for j, (a, _) in enumerate(run[5]):
         for box in range(boxes):
-            w0 = a + writes[box]
-            for r in (stages + 1, stages + 2 + box % buffers):
-                tl.bar(r, w0, w0 + write, EPILOGUE_COLOR, 0.55, pad=5, lw=0.8, text=str(box),
+            w0, r = a + writes[box], stages + 2 + box % buffers
+            for row in (stages + 1, r):
+                tl.bar(row, w0, w0 + write, EPILOGUE_COLOR, 0.55, pad=5, lw=0.8, text=str(box),
                        size=9)
-            tl.bar(stages + 2 + box % buffers, w0 + write, w0 + write + store, COPY_COLOR, 0.55,
-                   pad=5, edge=GRID, hatch="//")
+            tl.bar(r, w0 + write, w0 + write + store, COPY_COLOR, 0.55, pad=5, edge=GRID,
+                   hatch="//")
         cv.text(tl.X(run[2][j * 6]), ty + (stages + 4) * rh + 12, "tile b + grid" if j else
                 "tile b", 10, color=MUTED)
-    a, b = run[5][0][0], run[5][0][1] + store  # the producer's next copies, the stores under way
+    a, b = run[5][0][0], run[5][0][1] + store  # the next tile's copies, the stores under way
     cv.rect(tl.X(a), ty + 2, (b - a) * tl.unit, (stages + 4) * rh - 4, edge="black", lw=1.5,
             linestyle="--", zorder=6)
     ly = ty + (stages + 4) * rh + 44
-    roles_legend(cv, x0, ly, "box written to staging", marks=False)
-    cv.notes(x0, ly + 34, [
-        "Numbers: the K tile within its tile of C; in the epilogue, the box of "
-        f"{box_cols} columns. F and E: full[s] and empty[s] complete a phase. Dashed: while "
-        "the consumers write the first tile's boxes, the producer has already loaded the "
-        "next tile's first K tiles, and the last stores are still leaving when the next "
-        "tile's wgmmas start: chapter 09's idle gap between blocks is gone."], width=150, size=11)
+    cv.legend(x0, ly, [(COPY_COLOR, "TMA load issued"),
+                       (tint(COPY_COLOR, 0.55), "TMA load or store in flight"),
+                       (tint(COPY_COLOR, 0.2), "landed, not yet read"),
+                       (tint(MMA_COLOR, 0.55), "read by the wgmmas"),
+                       (tint(EPILOGUE_COLOR, 0.55), "box written to staging")], spacing=24)
+    cv.notes(x0, ly + 34, f"""Numbers: the K tile within its tile of C; in the epilogue, the box
+        of {box_cols} columns. F and E: full[s] and empty[s] complete a phase. Dashed: while the
+        consumers write the first tile's boxes, the producer has already loaded the next tile's
+        first K tiles, and the last stores are still leaving when the next tile's wgmmas start:
+        chapter 09's idle gap between blocks is gone.""", width=150, size=11)
     cv.save(figures, "concept_10_tile_scheduler.png")
 
 
 def concept_11(k, figures):
-    """Chapter 11: chapter 10's kernel in clusters of two CTAs on two tiles one above the other,
-    which share their B tile: each CTA loads its own A tile and half of B, multicast into both
-    CTAs' shared memory; a stage's empty barrier collects the consumers of both."""
+    """Chapter 10's kernel in clusters of two CTAs on two tiles one above the other: each loads
+    its A tile and half of the shared B tile, multicast into both; empty[s] collects both CTAs'
+    consumers."""
     if not os.path.isdir(os.path.join(ROOT, CH11_DIR)):
         print(f"skipped concept_11_clusters.png: no {CH11_DIR} yet (drawn from {CH11_HEADER} "
               "once the chapter exists)")
@@ -1288,89 +1177,82 @@ def concept_11(k, figures):
     cwarps, half = c["consumer_warps"], tn // 2
     a_kib, half_kib = tm * tile_k * 2 // 1024, half * tile_k * 2 // 1024
     stage_kib, own_kib = a_kib + 2 * half_kib, a_kib + half_kib
-    rank = [OKABE_ITO["green"], OKABE_ITO["purple"]]
+    rank = [C_COLOR, EPILOGUE_COLOR]
     cv = Canvas(1400, 880, "Chapter 11: two CTAs of a cluster share their B tile, each loading "
                 "half of it for both")
-    # Global memory (L2): the pair's two A tiles and the two halves of its B tile.
     x0, gy, gh, cy, ch, slot_w = 40, 96, 80, 330, 270, 120
     cta_x, slot_x = [x0, x0 + 500], [20, 150, 280]  # the CTAs; A, B half 0, B half 1 in each
-    cv.rect(x0, gy - 30, 960, gh + 60, face="#f4f4f4", edge=GRID, lw=1.2)
-    cv.text(x0 + 12, gy - 14, "global memory (through L2), K tile t of the pair", 12,
-            weight="bold")
+    cv.rect(x0, gy - 30, 960, gh + 60, face="#f4f4f4", lw=1.2)  # global memory (L2)
+    cv.bold(x0 + 12, gy - 14, "global memory (through L2), K tile t of the pair", 12)
     sources = {"A0": (30, f"A: rows of tile 0\n{tm} x {tile_k}", A_COLOR, 0.3),
                "B0": (330, f"B half 0: columns\n0-{half - 1}, {half} x {tile_k}", B_COLOR, 0.5),
                "B1": (520, f"B half 1: columns\n{half}-{tn - 1}, {half} x {tile_k}", B_COLOR,
-                      0.25),
-               "A1": (800, f"A: rows of tile 1\n{tm} x {tile_k}", A_COLOR, 0.3)}
+                      0.25), "A1": (800, f"A: rows of tile 1\n{tm} x {tile_k}", A_COLOR, 0.3)}
     for sx, label, color, amount in sources.values():
-        cv.box(x0 + sx, gy + 8, 140, gh - 16, color, amount, lw=1.4, text=label, size=10)
-    # The two CTAs: the same stage layout in both, their barriers, producers and consumers; the
-    # consumers and empty[s] face the other CTA.
-    for r in range(2):
+        cv.box(x0 + sx, gy + 8, 140, gh - 16, color, amount, 1.4, text=label, size=10)
+    for r in range(2):  # the CTAs; their consumers and empty[s] face the other CTA
         bx, inner = cta_x[r], r == 0  # CTA 0's inner side is its right
         cv.box(bx, cy, 460, ch, rank[r], 0.06, lw=2)
-        cv.text(bx + 230, cy + ch + 16, f"CTA {r} (%cluster_ctarank = {r}): tile {r} of the "
-                "pair", 12, "center", weight="bold", color=rank[r])
-        cv.text(bx + 20, cy + 128, f"stage s (of {stages}, {stage_kib} KiB), at the same "
-                "address in both CTAs", 10, color=MUTED)
+        cv.bold(bx + 230, cy + ch + 16, f"CTA {r} (%cluster_ctarank = {r}): tile {r} of the pair",
+                12, ha="center", color=rank[r])
+        cv.text(bx + 20, cy + 128, f"stage s (of {stages}, {stage_kib} KiB), at the same address "
+                "in both CTAs", 10, color=MUTED)
         for j, (label, color, amount) in enumerate([
                 (f"A tile\n{tm} x {tile_k}\n{a_kib} KiB", A_COLOR, 0.3),
                 (f"B half 0\n{half} x {tile_k}\n{half_kib} KiB", B_COLOR, 0.5),
                 (f"B half 1\n{half} x {tile_k}\n{half_kib} KiB", B_COLOR, 0.25)]):
-            cv.box(bx + slot_x[j], cy + 20, slot_w, 84, color, amount, lw=1.4, text=label,
-                   size=10)
+            cv.box(bx + slot_x[j], cy + 20, slot_w, 84, color, amount, 1.4, text=label, size=10)
         prod_x, cons_x = bx + (20 if inner else 300), bx + (200 if inner else 20)
         full_x, empty_x = bx + (20 if inner else 320), bx + (320 if inner else 20)
-        cv.box(prod_x, cy + 150, 140, 44, COPY_COLOR, 0.45, lw=1.5, text="producer:\nthread 0",
+        cv.box(prod_x, cy + 150, 140, 44, COPY_COLOR, 0.45, 1.5, text="producer:\nthread 0",
                size=10)
-        cv.box(cons_x, cy + 150, 240, 44, MMA_COLOR, 0.3, lw=1.5, text=f"consumers: {cwarps} "
-               f"warps\n({cwarps // 4} warpgroups)", size=10)
+        cv.box(cons_x, cy + 150, 240, 44, MMA_COLOR, 0.3, 1.5, text=f"consumers: {cwarps} warps"
+               f"\n({cwarps // 4} warpgroups)", size=10)
         for x, name in [(full_x, "full[s]"), (empty_x, "empty[s]")]:
             cv.rect(x, cy + 222, 120, 32, face="white", edge="black", lw=1.5, text=name,
                     weight="bold")
-        cv.arrow(prod_x + 70, cy + 195, full_x + 60, cy + 220, color=COPY_COLOR, lw=1.4)
+        cv.arrow(prod_x + 70, cy + 195, full_x + 60, cy + 220, COPY_COLOR, 1.4)
         # Its consumers arrive on its own empty[s] and on the other CTA's
         # (mbarrier.arrive.release.cluster, at the address mapa gives).
-        cv.arrow(cons_x + (180 if inner else 60), cy + 195, empty_x + 60, cy + 220,
-                 color=MMA_COLOR, lw=1.4)
-        cv.arrow(cta_x[r] + (400 if inner else 60), cy + 195, cta_x[1 - r] + (60 if inner else
-                 400), cy + 220, color=MMA_COLOR, lw=1.4)
+        cv.arrow(cons_x + (180 if inner else 60), cy + 195, empty_x + 60, cy + 220, MMA_COLOR, 1.4)
+        cv.arrow(bx + (400 if inner else 60), cy + 195, cta_x[1 - r] + (60 if inner else 400),
+                 cy + 220, MMA_COLOR, 1.4)
         # Its producer loads its A tile, and its half of B multicast into both.
-        sx = x0 + sources[f"A{r}"][0] + 70
-        cv.arrow(sx, gy + gh - 8, bx + slot_x[0] + slot_w / 2, cy + 18, color=rank[r], lw=2.0)
+        cv.arrow(x0 + sources[f"A{r}"][0] + 70, gy + gh - 8, bx + slot_x[0] + slot_w / 2, cy + 18,
+                 rank[r], 2.0)
         for d in range(2):
             cv.arrow(x0 + sources[f"B{r}"][0] + 70, gy + gh - 8,
-                     cta_x[d] + slot_x[1 + r] + slot_w / 2, cy + 18, color=rank[r], lw=2.0)
+                     cta_x[d] + slot_x[1 + r] + slot_w / 2, cy + 18, rank[r], 2.0)
     cv.text(x0 + 480, gy + gh + 50, "one multicast copy, written into both CTAs", 10, "center",
             color=MUTED, style="italic", bbox=dict(facecolor="white", edgecolor="none", pad=1))
     cv.legend(x0, cy + ch + 54, [(rank[0], "copies CTA 0's producer issues"), (rank[1], "CTA 1's"),
                                  (COPY_COLOR, "the producer's arrival on full[s]"),
                                  (MMA_COLOR, "arrivals on empty[s]")], spacing=34)
-    cv.notes(x0, cy + ch + 96, [
-        ("full[s], in each CTA", f"1 arrival (its producer's expect_tx of {stage_kib} KiB) and "
-         f"the bytes: {own_kib} KiB from its own copies, {half_kib} KiB from the other CTA's "
-         "multicast, which may land before the expect_tx and still counts."),
-        ("empty[s], in each CTA", f"{2 * cwarps} arrivals: one from each of its {cwarps} "
-         f"consumer warps and one from each of the other CTA's {cwarps}. A multicast refills "
-         "stage s in both CTAs at once, so neither producer may start before the consumers of "
-         "both are done with it.")], width=120, size=11, gap=6)
-    # Right: the pair of tiles in C, and what the cluster saves.
-    px, py, e = 1060, 100, 0.9
-    cv.text(px, py - 34, "The pair of tiles in C", 13, weight="bold")
+    cv.notes(x0, cy + ch + 96, f"""**full[s], in each CTA** 1 arrival (its producer's expect_tx of
+        {stage_kib} KiB) and the bytes: {own_kib} KiB from its own copies, {half_kib} KiB from
+        the other CTA's multicast, which may land before the expect_tx and still counts.
+
+        **empty[s], in each CTA** {2 * cwarps} arrivals: one from each of its {cwarps} consumer
+        warps and one from each of the other CTA's {cwarps}. A multicast refills stage s in both
+        CTAs at once, so neither producer may start before the consumers of both are done with
+        it.""", width=120, size=11, gap=6)
+    px, py, e = 1060, 100, 0.9  # right: the pair of tiles in C, and what the cluster saves
+    cv.bold(px, py - 34, "The pair of tiles in C")
     for h in range(2):
         cv.box(px + 40 + h * half * e, py, half * e, tile_k * e, B_COLOR, 0.5 - 0.25 * h,
                text=f"B half {h}", size=9)
     for r in range(2):
         y = py + tile_k * e + 12 + r * tm * e
         cv.box(px, y, 28, tm * e, A_COLOR, text="A", size=9)
-        cv.box(px + 40, y, tn * e, tm * e, rank[r], 0.2, lw=1.5, text=f"tile {r}: CTA {r}\n{tm} "
-               f"x {tn}", size=10)
-    cv.notes(px, py + tile_k * e + 42 + 2 * tm * e, [
-        f"Two tiles one above the other: the same {tn} columns of B, different rows of A. Alone, "
-        f"each CTA would read {stage_kib} KiB per K tile from L2; in the cluster it reads "
-        f"{own_kib} KiB and still receives all {stage_kib} KiB.",
-        "The cluster's two CTAs run at the same time on SMs of one GPC and can write and arrive "
-        "on each other's shared memory."], width=40, size=10, gap=4)
+        cv.box(px + 40, y, tn * e, tm * e, rank[r], 0.2, 1.5, text=f"tile {r}: CTA {r}\n{tm} x "
+               f"{tn}", size=10)
+    cv.notes(px, py + tile_k * e + 42 + 2 * tm * e, f"""Two tiles one above the other: the same
+        {tn} columns of B, different rows of A. Alone, each CTA would read {stage_kib} KiB per K
+        tile from L2; in the cluster it reads {own_kib} KiB and still receives all {stage_kib}
+        KiB.
+
+        The cluster's two CTAs run at the same time on SMs of one GPC and can write and arrive
+        on each other's shared memory.""", width=40, size=10, gap=4)
     cv.save(figures, "concept_11_clusters.png")
 
 
@@ -1383,66 +1265,57 @@ def concept_12(k, figures):
     batch, outputs, inputs, splits = 32, 512, 1024, 4  # the example: Y = X W^T at batch 32
     if splits > k["ch12_max_splits"] or batch > k["ch12_max_batch"] or batch not in batch_tiles:
         error("concept_12: the example no longer fits chapters 12 and 13's limits")
-    tiles, k_per = outputs // wm, inputs // splits
+    tiles, k_per, rows10 = outputs // wm, inputs // splits, k["ch09_block_tile_m"]
     cv = Canvas(1400, 760, "Chapters 12 and 13: the batch on wgmma's N, and K split inside the "
                 "kernel")
-    # Left: C and C^T.
-    x0, y0, cw, ch = 40, 90, 400, 28  # C: batch x outputs, drawn 400 wide
-    cv.text(x0, y0, f"Swap AB: Y = X W^T at batch {batch}, {inputs} inputs, {outputs} outputs",
-            13, weight="bold")
-    cy = y0 + 50
+    x0, cy, cw, ch = 40, 140, 400, 28  # C: batch x outputs, drawn 400 wide
+    tx, ty, step = x0 + 70, cy + 110, cw / tiles  # C^T: outputs x batch, drawn 400 tall
+    cv.bold(x0, 90, f"Swap AB: Y = X W^T at batch {batch}, {inputs} inputs, {outputs} outputs")
     cv.matrix(x0, cy, cw, ch, f"C = Y: {batch} x {outputs}", C_COLOR)
-    rows10 = k["ch09_block_tile_m"]
     cv.text(x0, cy + ch + 22, f"a block tile of chapter 10 ({rows10} rows of C) would hold "
             f"{batch} rows of batch and {rows10 - batch} of nothing", 10)
-    tx, ty, step = x0 + 70, cy + 110, cw / tiles  # C^T: outputs x batch, drawn 400 tall
     cv.matrix(tx, ty, ch, cw, "C^T", C_COLOR)
     cv.arrow(x0 + 40, cy + ch + 34, tx + ch / 2, ty - 22, rad=0.2)
-    cv.text(x0 + 100, cy + 72, "C^T = W X^T", weight="bold")
+    cv.bold(x0 + 100, cy + 72, "C^T = W X^T", 11)
     for i in range(tiles):
         cv.rect(tx, ty + i * step, ch, step, face=tint(MMA_COLOR, 0.55) if i == 2 else "none",
                 edge=C_COLOR, lw=0.8)
     cv.text(tx - 8, ty + cw / 2, f"{outputs} rows:\nthe outputs", 10, "right")
     cv.text(tx + ch / 2, ty + cw + 16, f"{batch}: the batch", 10, "center")
-    cv.notes(tx + ch + 24, ty + 2 * step - 8, [
-        (f"A block tile of C^T: {wm} x {batch}",
-         f"wgmma's M, {wm} rows, are {wm} of the weights' rows (op(B)^T, the \"A\" operand); "
-         f"its N is the batch tile (op(A)^T, the \"B\" operand): "
-         f"{', '.join(map(str, batch_tiles[:-1]))} or {batch_tiles[-1]}, the smallest that "
-         f"holds the batch. {tiles} tiles for {outputs} outputs."),
-        ("The same bytes in memory", "TMA copies both operands as they are stored; only the "
-         "epilogue knows that element (r, q) of the accumulators is C[q][r].")],
-        width=44, size=11)
-    # Right: the splits of one tile and the last arrival's sum.
-    rx, ry, bh, slab_w = 760, 90, 34, 120
-    cv.head(rx, ry, f"One tile, K = {inputs} split {splits} ways: one block per split",
-            f"({k_per} of K each, {k_per // tile_k} K tiles of {tile_k})")
+    cv.notes(tx + ch + 24, ty + 2 * step - 8, f"""**A block tile of C^T: {wm} x {batch}** wgmma's
+        M, {wm} rows, are {wm} of the weights' rows (op(B)^T, the "A" operand); its N is the batch
+        tile (op(A)^T, the "B" operand): {', '.join(map(str, batch_tiles[:-1]))} or
+        {batch_tiles[-1]}, the smallest that holds the batch. {tiles} tiles for {outputs}
+        outputs.
+
+        **The same bytes in memory** TMA copies both operands as they are stored; only the
+        epilogue knows that element (r, q) of the accumulators is C[q][r].""", 44, 11)
+    rx, bh, slab_w = 760, 34, 120  # right: the splits of one tile and the last arrival's sum
+    cv.bold(rx, 90, f"One tile, K = {inputs} split {splits} ways: one block per split")
+    cv.text(rx, 112, f"({k_per} of K each, {k_per // tile_k} K tiles of {tile_k})")
     arrival = [2, 0, 3, 1]  # an example order in which the splits finish
     for s in range(splits):
-        y, order = ry + 50 + s * (bh + 12), arrival.index(s)
+        y, order = 140 + s * (bh + 12), arrival.index(s)
         w = 160 + 34 * order  # the later it arrives, the longer its box
         cv.text(rx, y + bh / 2, f"split {s}")
-        cv.box(rx + 70, y, w, bh, MMA_COLOR, 0.45, lw=1, text=f"K {s * k_per}-"
-               f"{(s + 1) * k_per - 1}: wgmma", size=10)
-        cv.box(rx + 70 + w, y, 70, bh, COPY_COLOR, 0.5, lw=1, text="store", size=10)
+        cv.box(rx + 70, y, w, bh, MMA_COLOR, 0.45, 1, text=f"K {s * k_per}-{(s + 1) * k_per - 1}"
+               ": wgmma", size=10)
+        cv.box(rx + 70 + w, y, 70, bh, COPY_COLOR, 0.5, 1, text="store", size=10)
         cv.text(rx + 148 + w, y + bh / 2, f"its add returns {order}" + (" = S - 1" if order ==
                 splits - 1 else ""), 10, weight="bold" if order == splits - 1 else None)
-    wy = ry + 90 + splits * (bh + 12)
-    cv.text(rx, wy - 14, f"workspace: {splits} partial tiles of fp32 ({wm} x {batch})",
-            weight="bold")
+    wy = 180 + splits * (bh + 12)
+    cv.bold(rx, wy - 14, f"workspace: {splits} partial tiles of fp32 ({wm} x {batch})", 11)
     for s in range(splits):
         sx = rx + s * (slab_w + 10)
-        cv.box(sx, wy, slab_w, 40, C_COLOR, 0.25, lw=1, text=f"slab {s}", size=10)
+        cv.box(sx, wy, slab_w, 40, C_COLOR, 0.25, 1, text=f"slab {s}", size=10)
         cv.arrow(sx + slab_w / 2, wy + 42, sx + slab_w / 2, wy + 78, lw=1.0)
     cv.box(rx, wy + 80, 4 * slab_w + 30, 52, EPILOGUE_COLOR, lw=1, text="the last block: "
            f"{' + '.join(f'slab {s}' for s in range(splits))}, in that order;\nthen the "
            "epilogue, once, and the counter back to 0", size=10)
-    cv.notes(rx, wy + 160, [
-        "Each block stores its partial tile, fences, and adds 1 to the tile's counter. The "
-        "block whose add returns S - 1 arrived last, whichever split it computed: it sums "
-        "the partial tiles. The order of arrival changes from run to run; the order of the "
-        "sum does not, so every run gives the same bits, and no second kernel is launched."],
-        width=78, size=11)
+    cv.notes(rx, wy + 160, """Each block stores its partial tile, fences, and adds 1 to the tile's
+        counter. The block whose add returns S - 1 arrived last, whichever split it computed: it
+        sums the partial tiles. The order of arrival changes from run to run; the order of the sum
+        does not, so every run gives the same bits, and no second kernel is launched.""", 78, 11)
     cv.lines(rx, 720, ["An example: the split count and the order of arrival are",
                        "illustrations; plan_split picks the splits of each product."], step=18,
              size=10, color=GRID)
@@ -1573,7 +1446,7 @@ def concept_16(k, figures):
     x0, y0, cell = 60, 420, 3.0
     cv.text(40, y0 - 40, f"Chapter 16: WeightTile, {wide_m} x {wide_n} tiles of {tile_m} x "
             f"{tile_n} ({wide_m * tile_m} x {wide_n * tile_n} of dW, K = the batch in tiles of "
-            f"{weight_k}, {weight_chains} chains)", 13, weight="bold")
+            f"{weight_k}, {weight_chains} chains)")
     warps_m, warps_n, wm, wn = tile_m // mma_m, tile_n // mma_n, 1, 1  # the warp: row 1, col 1
     for i in range(wide_m):
         for j in range(wide_n):
@@ -1582,16 +1455,17 @@ def concept_16(k, figures):
             cv.grid(tx, ty, warps_n, warps_m, mma_n * cell, mma_m * cell, lw=0.4)
             cv.box(tx + wn * mma_n * cell, ty + wm * mma_m * cell, mma_n * cell, mma_m * cell,
                    MMA_COLOR, 0.6, lw=1)
-    cv.notes(x0 + wide_n * tile_n * cell + 40, y0, [
-        f"Warp {wm * warps_n + wn} (shaded) owns the same {mma_m} x {mma_n} mma tile in each of "
-        f"the {wide_m * wide_n} tiles: it loads {wide_m} A fragments and {wide_n} B fragments a "
-        f"step and issues {wide_m * wide_n} mma.sync with them, where chapter 15 loads one of "
-        "each per mma.",
-        "A weight gradient is short in K (the batch) and has many tiles: the wide tile halves "
-        "the loads per mma where a phase has enough of them for every block; otherwise the "
-        f"{tile_m} x {tile_n} tile spreads them over more blocks.",
-        "The loss is taken in the output layer's tiles: 2 L phases and barriers a step, where "
-        "chapter 15 has 2 L + 1."], width=92, size=12)
+    cv.notes(x0 + wide_n * tile_n * cell + 40, y0, f"""Warp {wm * warps_n + wn} (shaded) owns the
+        same {mma_m} x {mma_n} mma tile in each of the {wide_m * wide_n} tiles: it loads {wide_m} A
+        fragments and {wide_n} B fragments a step and issues {wide_m * wide_n} mma.sync with
+        them, where chapter 15 loads one of each per mma.
+
+        A weight gradient is short in K (the batch) and has many tiles: the wide tile halves the
+        loads per mma where a phase has enough of them for every block; otherwise the {tile_m} x
+        {tile_n} tile spreads them over more blocks.
+
+        The loss is taken in the output layer's tiles, whose rows of logits are whole: 2 L phases
+        and grid barriers a step, where chapter 15 has 2 L + 1.""", width=92, size=12)
     cv.save(figures, "concept_16_step_tile.png")
 
 
