@@ -538,27 +538,24 @@ def concept_03(k, figures):
     panel(bx, ay, mm, mn, f"C accumulators, {mm} x {mn} fp32", ["c[0], c[1]", "c[2], c[3]"],
           "mn", [(2 * t, h * 8 + g, 2, 1, h, l) for g, t, l in lanes for h in range(2)], quads[:2])
     warp_m, warp_n = k["ch03_warp_tile_m"] // mm, k["ch03_warp_tile_n"] // mn
-    cv.notes(bx + mn * c + 90, y0 - 50, f"""**A fixed piece per lane** Each lane l of the warp is
-        in group {nb('g = l / 4')} and pair {nb('t = l % 4')}. A number in a cell is the lane that
-        holds those elements: two neighbouring fp16 values per 32-bit register for A and B, one
-        fp32 per accumulator.
-
-        **The pattern** A: row g (+ 8 in a[1], a[3]), columns {nb('2t, 2t + 1')} (+ 8 in a[2],
-        a[3]). B: rows {nb('2t, 2t + 1')} of column g (+ 8 in b[1]). C: row g, columns
-        {nb('2t, 2t + 1')} in c[0], c[1]; row {nb('g + 8')} in c[2], c[3].
+    cv.notes(bx + mn * c + 90, y0 - 50, f"""**A fixed piece per lane** Lane l is in group
+        {nb('g = l / 4')}, pair {nb('t = l % 4')}; a cell's number is the lane holding it: two
+        fp16 values per 32-bit register for A and B, one fp32 per accumulator. A: row g (+ 8 in
+        a[1], a[3]), columns {nb('2t, 2t + 1')} (+ 8 in a[2], a[3]). B: rows {nb('2t, 2t + 1')} of
+        column g (+ 8 in b[1]). C: row g, columns {nb('2t, 2t + 1')} in c[0], c[1]; row
+        {nb('g + 8')} in c[2], c[3].
 
         **ldmatrix.x4 delivers it** Lane l names row {nb('l % 8')} of matrix {nb('l / 8')} (top
         left) and receives, in register q, row {nb('l / 4')}, columns {nb('2 (l % 4)')} and
-        {nb('2 (l % 4) + 1')} of matrix q: matrix q lands in a[q], the A fragment. Where the tile
-        is MN-major, ldmatrix.trans delivers each {nb('8 x 8')} matrix transposed.
+        {nb('2 (l % 4) + 1')} of matrix q: matrix q lands in a[q]. An MN-major tile takes
+        ldmatrix.trans, each {nb('8 x 8')} matrix transposed.
 
-        **Per 16 of K, a warp** (warp tile {k['ch03_warp_tile_m']} x {k['ch03_warp_tile_n']} =
-        {warp_m} x {warp_n} mma tiles) issues {warp_m} ldmatrix.x4 for A, {warp_n // 2} for B
-        (two 16 x 8 pieces each) and {warp_m * warp_n} mma.sync: each A fragment serves {warp_n}
-        mma, each B fragment {warp_m}.
+        **Per 16 of K, a warp** ({k['ch03_warp_tile_m']} x {k['ch03_warp_tile_n']}, {warp_m} x
+        {warp_n} mma tiles) issues {warp_m} ldmatrix.x4 for A, {warp_n // 2} for B and
+        {warp_m * warp_n} mma.sync: an A fragment serves {warp_n} mma, a B fragment {warp_m}.
 
         **Source** PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type" and
-        "ldmatrix"; chapters/03_mma_sync/mma.cuh.""", width=42, size=11)
+        "ldmatrix".""", width=42, size=11)
     cv.save(figures, "concept_03_fragments.png")
 
 
@@ -1444,7 +1441,7 @@ def concept_16(k, figures):
                 "accumulators")
     # The weight gradient's tile: wide_m x wide_n tiles of 32 x 32, the same warp in each.
     x0, y0, cell = 60, 420, 3.0
-    cv.text(40, y0 - 40, f"Chapter 16: WeightTile, {wide_m} x {wide_n} tiles of {tile_m} x "
+    cv.bold(40, y0 - 40, f"Chapter 16: WeightTile, {wide_m} x {wide_n} tiles of {tile_m} x "
             f"{tile_n} ({wide_m * tile_m} x {wide_n * tile_n} of dW, K = the batch in tiles of "
             f"{weight_k}, {weight_chains} chains)")
     warps_m, warps_n, wm, wn = tile_m // mma_m, tile_n // mma_n, 1, 1  # the warp: row 1, col 1
@@ -1612,7 +1609,7 @@ def concept_18(k, figures):
                          (tint(OKABE_ITO["grey"], 0.5), "the release fence"),
                          (tint(OKABE_ITO["blue"], 0.8), "cluster barrier"),
                          (tint(OKABE_ITO["yellow"], 0.9), "the next batch's copy (layer 0)"),
-                         (tint(MMA_COLOR, 0.25), "the next layer")], spacing=24)
+                         (tint(MMA_COLOR, 0.25), "the next layer")], spacing=14)
     cv.text(190, 680, "Schematic: the lengths are drawn, not measured. The measured sections of "
             "a step, both ways, are in docs/18_on_chip.md.")
     cv.save(figures, "concept_18_on_chip.png")
