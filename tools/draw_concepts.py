@@ -14,6 +14,8 @@ legends, boxes joined by arrows) and Timeline (named rows, bars and bands over t
 import ast
 import csv
 import functools
+import io
+import operator
 import os
 import re
 import sys
@@ -153,9 +155,8 @@ def evaluate(expression, lookup):
         if type_name not in SIZEOF:
             raise ValueError(f"no size for {type_name}")
         expression = expression.replace(f"sizeof({type_name})", str(SIZEOF[type_name]))
-    operators = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
-                 ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a // b,
-                 ast.Mod: lambda a, b: a % b}
+    operators = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+                 ast.Div: operator.floordiv, ast.Mod: operator.mod}
 
     def value(node):
         if isinstance(node, ast.Constant) and isinstance(node.value, int):
@@ -204,19 +205,10 @@ def read_epilogue_kinds():
     return kinds
 
 
-def read_sm_count():
-    found = re.search(r"(\d+) SMs", read_text(SM_LOG))
-    if not found:
-        error(f"no 'N SMs' in {SM_LOG}")
-    return int(found.group(1))
-
-
 def read_rows(path, **where):
     """The rows of the CSV at `path` whose columns equal `where`'s values (as text)."""
-    read_text(path)
-    with open(os.path.join(ROOT, path), newline="") as f:
-        rows = [r for r in csv.DictReader(f)
-                if all(r.get(key) == str(value) for key, value in where.items())]
+    rows = [r for r in csv.DictReader(io.StringIO(read_text(path)))
+            if all(r.get(key) == str(value) for key, value in where.items())]
     if not rows:
         error(f"{path} has no row with {where}")
     return rows
@@ -1626,7 +1618,7 @@ def main():
     concept_07(k, figures)
     concept_08(k, figures)
     concept_09(k, figures)
-    concept_10(k, read_sm_count(), figures)
+    concept_10(k, read_ints(SM_LOG, r"(\d+) SMs", "'N SMs'")[0], figures)
     for draw in (concept_11, concept_12, concept_15, concept_16, concept_17, concept_18):
         draw(k, figures)
 
