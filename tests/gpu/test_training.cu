@@ -527,7 +527,7 @@ void test_accuracy(const Dataset& data) {
 // too many for chapter 06 to split K with at most 3 of its blocks per SM (64 KB of shared memory
 // each). Chapters 05 and 06 split the forward products (32 tiles, K = 784), and 01-04 have one
 // kernel each, so this model reaches every chapter's newest kernels.
-// The CPU reference takes about 1.4 s a step of kReach (one core of the build machine, 2026-11-23).
+// The CPU reference takes about 1.4 s a step of kReach on one core; its products share the cores.
 struct ReachModel {
   int batch;
   LayerSizes sizes;
@@ -643,8 +643,8 @@ void test_newest_kernels(const Dataset& data, const ReachModel& model) {
 // batch 128, 784-1024-1024-10 (the widest the rule takes, at the most tiles it
 // takes there, 4 x 32 = 128), the references are 2.1e-5 apart over 6 steps, the control 2.2e-3
 // away at step 2 (docs/results/tests/reference_gaps/b128_h1024.txt). At
-// batch 40, 784-1000-1000-10 (added 2026-11-24 with the 64 x 64 tile of the weight gradients, which
-// it reaches with a tail in each dimension) they are 7.5e-5 apart over 6 steps, the control 1.8e-3
+// batch 40, 784-1000-1000-10 (chapter 16's 64 x 64 tile of the weight gradients, which it reaches
+// with a tail in each dimension) they are 7.5e-5 apart over 6 steps, the control 1.8e-3
 // away at step 2 (docs/results/tests/reference_gaps/b128_h1024_early.txt).
 constexpr double kPersistentTolerance = 5e-4;
 struct PersistentCase {
