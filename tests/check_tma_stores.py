@@ -3,7 +3,7 @@
 
     check_tma_stores.py BINARY [--kernel NAME]...     default: weight_update_kernel
 
-Chapter 09's weight update writes its tiles to shared memory with ordinary stores and hands them to
+Chapter 14's weight update writes its tiles to shared memory with ordinary stores and hands them to
 the copy engine (TMA), which reads them through the async proxy: each thread's stores must be
 ordered before that by fence.proxy.async, every thread's before thread 0's store instruction by a
 barrier, and the block must not end before its bulk group is done. Without any one of the three
@@ -16,10 +16,10 @@ every time (docs/results/profiles/14_weight_update):
 Walking each named function in order: every UTMASTG must come after a FENCE.VIEW.ASYNC.S that
 follows the last shared-memory store (STS), and after a BAR.SYNC that follows that fence; no EXIT
 may come after a UTMASTG without a DEPBAR.LE SB0 between them. The walk is in address order, which
-suits a kernel whose stores sit in no loop, as the weight update's; chapter 08's store, inside its
+suits a kernel whose stores sit in no loop, as the weight update's; chapter 10's store, inside its
 tile loop, is not checked here.
 
-The kernels checked are those named (by default chapter 09's weight update, the one the walk was
+The kernels checked are those named (by default chapter 14's weight update, the one the walk was
 written for); each must name a function with at least one UTMASTG, so the check cannot pass by finding
 none. Exit 77 (SKIP) without cuobjdump or without sm_90a machine code; 1 with one line per fault.
 """

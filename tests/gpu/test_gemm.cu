@@ -4,7 +4,8 @@
 //   test_gemm_NN_name [SEED [small|sanitize]]
 //     small: only the shapes of up to kSmallWork multiply-adds and the misaligned ones, for the
 //            mutants (tools/mutate.sh); 1032 x 2056 x 264 among them is the smallest that
-//            chapters 07 and 08 give to wgmma; plus, for those two and 09, the ring-race products
+//            chapters 07-11 give to their TMA kernels; plus, for those and 12-14, the ring-race
+//            products
 //     sanitize: small without the ring-race products, for compute-sanitizer (tools/sanitize.sh),
 //            whose instrumented runs of its 17 G multiply-adds would take many minutes; its
 //            racecheck sees a missing barrier directly. Chapters without wgmma also leave out
@@ -81,9 +82,9 @@ struct Shape {
 // 1x1x1, M = 1, primes, K = 10 (the output layer), non-multiples of every tile size in the ladder,
 // the MLP's own shapes at batch 32 (M = 32, K = 784 ...), and long K for split-K: several splits, a
 // last split shorter than the others (K = 4099), one tile of C cut many ways (40 x 64). 1032 x 4104
-// x 264 has more 128 x 256 tiles (153) than an H100 has SMs, so that chapter 08's persistent blocks
+// x 264 has more 128 x 256 tiles (153) than an H100 has SMs, so that chapter 10's persistent blocks
 // take a second tile; each side is 8 past a multiple of the tile, and K 8 past a multiple of 64.
-// Chapter 09's batch tiles (the smallest whose tiles all run at once, up to the smallest that holds
+// Chapter 12's batch tiles (the smallest whose tiles all run at once, up to the smallest that holds
 // M; chapters/12_swap_ab/tiles.cuh), as an H100 chooses them: M of 1..32 on one tile of
 // 32; 40, 96, 100, 200 and 250 on 2 to 8 of them (96 is the last batch of an epoch at batch 256), K
 // whole below 32 K tiles of 64 (256 x 1024 x 1024, 250 x 1000 x 784, 200 x 136 x 64, 250 x 10 x
@@ -101,12 +102,12 @@ struct Shape {
 // of 64 are 266; small enough for the mutants, which then see the batch tile of 128's two
 // consumers); 200 x 8456 x 136 on one of 256 (133 tiles of 64 rows by 2 of 128 are 266). With N
 // past a multiple of 64 (784, 1000). N = 10 (the output layer's forward product, 1 x 10 x 784, 32 x
-// 10 x 1024, 250 x 10 x 128) comes to chapter 09's kernel. So do its weight gradients (K <= 256,
+// 10 x 1024, 250 x 10 x 128) comes to chapter 12's kernel. So do its weight gradients (K <= 256,
 // the batch: never split; no batch tile of 32) where their tiles of 64 or 128 all run at once: 200
 // x 136 x 64 and 72 x 120 x 256 (small enough for the mutants), 1024 x 784 x 32 and 200 x 4168 x
 // 200 (264 tiles) on tiles of 64, 1544 x 1000 x 136 on 208 of 128; 200 x 8456 x 136 and 1024 x 4096
-// x 1 (small enough for the mutants) fit with neither and go to chapter 08. Through the plain
-// store, the weight gradients with K <= 64 go to chapter 09's weight update instead
+// x 1 (small enough for the mutants) fit with neither and go to chapter 10's kernel. Through the
+// plain store, the weight gradients with K <= 64 go to chapter 14's weight update instead
 // (weight_update.cuh): 1024 x 784 x 32, 200 x 136 x 64 (one whole K tile), 1024 x 4096 x 1, and 136
 // x 1000 x 17 (K odd, N 40 past a multiple of 64; rows of neither side a multiple of the 64 x 64
 // tile); 200 x 136 x 72, 8 past one K tile, does not. Through the SGD epilogue, those with K <= 256
@@ -486,7 +487,7 @@ struct DispatchFacts {
   EpilogueKind kind;
   size_t workspace_floats;  // GemmProblem's: 0 without a workspace
   bool operands_aligned;    // both 16-byte aligned, every stored row whole 16-byte pieces
-  bool epilogue_aligned;    // the same of what chapter 09's weight update writes: the master
+  bool epilogue_aligned;    // the same of what chapter 14's weight update writes: the master
                             // weights and their fp16 copies (kSgd), or C (kStore)
 };
 
@@ -551,7 +552,7 @@ std::vector<Path> by_split(SplitK split, const Path& whole, const Path& split_pa
 // test: the batch tiles of 128 and 256 have two consumer warpgroups and one block per SM, with 128
 // weight rows per tile, or 64 where the consumers split the batch columns; the smaller ones one
 // consumer, 64 rows, two blocks per SM. The weight gradients (A transposed) have no batch tile of
-// 32, nor one of 256: where none of theirs fits, chapter 08 takes the product (kSwapAbNone).
+// 32, nor one of 256: where none of theirs fits, chapter 10's kernel takes it (kSwapAbNone).
 struct SwapAbTile {
   int rows, batch;
 };
@@ -598,7 +599,7 @@ SwapAbTile swap_ab_block_tile(const Shape& s, Op op_a, Resident resident) {
   return op_a == Op::N ? swap_ab_rows_split(256) : kSwapAbNone;
 }
 
-// The splits of chapter 09's plan_split, restated: none below 32 K tiles of 64; otherwise no more
+// The splits of chapter 13's plan_split, restated: none below 32 K tiles of 64; otherwise no more
 // (tile, split) blocks than SMs, every split at least 8 K tiles, at most 16 splits, no more than
 // the workspace holds, and the last block's read-back of splits - 1 fp32 partial tiles no more
 // bytes than one split's operands. The workspace starts at a 16-byte boundary, up to 3 floats in.
@@ -606,7 +607,7 @@ template <class Resident>
 int swap_ab_splits(const DispatchFacts& f, Resident resident, int sms, size_t workspace_floats) {
   constexpr int kTileK = 64, kMinKTilesToSplit = 32, kMinKTilesPerSplit = 8, kMaxSplits = 16;
   const SwapAbTile tile = swap_ab_block_tile(f.shape, f.op_a, resident);
-  if (tile.batch == kSwapAbNone.batch) return 1;  // chapter 08's (check_block_tile fails there)
+  if (tile.batch == kSwapAbNone.batch) return 1;  // chapter 10's (check_block_tile fails there)
   const int k_tiles = (f.shape.k + kTileK - 1) / kTileK;
   if (k_tiles < kMinKTilesToSplit) return 1;
   const long tiles = swap_ab_tiles(f.shape, tile);
@@ -622,7 +623,7 @@ int swap_ab_splits(const DispatchFacts& f, Resident resident, int sms, size_t wo
   return std::max(splits, 1);
 }
 
-// Whether chapter 09 splits K: the rule at both ends of what the GPU may run at once (one block per
+// Whether chapter 13 splits K: the rule at both ends of what the GPU may run at once (one block per
 // SM, or the blocks per SM each batch tile is built for) and of the workspace's start. (The rule
 // is not monotonic in the resident blocks, so a GPU between the two ends could in principle differ
 // from both; an H100 runs the most.)
@@ -653,8 +654,8 @@ std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const Di
     // swap_ab_takes(): a batch-sized dimension (M <= 256 with A not transposed, any N, the output
     // layer's 10 included; K <= 256 with A transposed, the weight gradients) and aligned operands;
     // and the weight gradients only with a batch tile of theirs (at the blocks per SM an H100
-    // runs). Chapter 08's rule for everything else. (An H100 with sm_90a code, as for chapters 07
-    // and 08.)
+    // runs). Chapter 10's rule for everything else. (An H100 with sm_90a code, as for chapters
+    // 07-11.)
     constexpr int kSwapAbMaxBatch = 256;  // swap_ab::kMaxBatch
     const int batch = f.op_a == Op::N ? f.shape.m : f.shape.k;
     const SwapAbTile tile = swap_ab_block_tile(
@@ -713,7 +714,7 @@ struct Launches {
   std::set<std::pair<Path, EpilogueKind>> seen_with;  // ... and through which epilogues
 };
 
-// Chapter 09's kernels name their block tile as their last two template arguments, e.g.
+// Chapter 12's kernels name their block tile as their last two template arguments, e.g.
 // "...::swap_ab_gemm_kernel<(mnist::Op)0, (mnist::Op)1, (mnist::EpilogueKind)0, 64, 128> 384": 64
 // weight rows by a batch tile of 128. It must be block_tile_for()'s with the blocks per SM each
 // batch tile is built for (two below 128, one from 128: its launch bounds and a ring of at most
@@ -939,22 +940,22 @@ struct Misaligned {
   size_t operand_offset;  // of A and B
   size_t buffer_offset;   // of every buffer the epilogue touches, and of the workspace
 };
-// Split-K in chapters 05-08 (40 x 66 x 1024), one split (130 x 264 x 72), and the wgmma kernels of
-// chapters 07 and 08, which take only aligned operands, with a misaligned epilogue (153 tiles of
-// 128 x 128 keep chapter 06's kernel from splitting K, which K >= 256 then hands to wgmma).
-// And chapter 09's kernel, K split (in 4: it splits only from 32 K tiles of 64), with its
+// Split-K in chapters 05-11 (40 x 66 x 1024), one split (130 x 264 x 72), and the TMA kernels of
+// chapters 07-11, which take only aligned operands, with a misaligned epilogue (153 tiles of
+// 128 x 128 keep chapter 06's kernel from splitting K, which K >= 256 then hands to TMA).
+// And chapter 13's kernel, K split (in 4: it splits only from 32 K tiles of 64), with its
 // epilogue's buffers and its workspace one float off (the partial tiles move to the next 16-byte
-// boundary). And a weight gradient chapter 09's weight update would take (K = 40) but for its
+// boundary). And a weight gradient chapter 14's weight update would take (K = 40) but for its
 // master weights and fp16 copies, or C, one element off: rows TMA cannot store. All five run under
-// `small` too: the third is the smallest shape chapters 07 and 08 give to wgmma.
+// `small` too: the third is the smallest shape chapters 07-11 give to their TMA kernels.
 const Misaligned kMisaligned[] = {{{40, 66, 1024}, 1, 1},
                                   {{130, 264, 72}, 1, 1},
                                   {{1032, 2056, 264}, 0, 1},
                                   {{24, 72, 2056}, 0, 1},
                                   {{136, 264, 40}, 0, 1}};
 
-// `sanitize` leaves out what is there only for wgmma where the chapter has none (chapters 01-06;
-// chapter 09 has its own wgmma kernel and chapter 08's). With it, chapter 02's racecheck run
+// `sanitize` leaves out what is there only for the TMA kernels where the chapter has none
+// (chapters 01-06; chapters 12-14 have their own wgmma kernel and chapter 10's). With it, chapter 02's racecheck run
 // outlasted 300 s on the H100; without it, it passed within 4 minutes.
 void check_misaligned(float* workspace, SplitMix64& rng, Launches& launches, bool sanitize) {
   const bool has_wgmma = launches.chapter.tma_dispatch || launches.chapter.whole_k;
@@ -970,24 +971,24 @@ void check_misaligned(float* workspace, SplitMix64& rng, Launches& launches, boo
   }
 }
 
-// A ring stage refilled while another warpgroup still multiplies it: chapter 07 without its
-// barrier before the refill (07_no_barrier_before_refill in tools/mutants.txt) passed every check
-// above on an H100. Where those shapes reach wgmma, K is 264: 5 K tiles of 64, so each block
+// A ring stage refilled while another warp still multiplies it: chapter 08 without its barrier
+// before the refill (08_no_barrier_before_refill in tools/mutants.txt) passed every check above on
+// an H100. Where those shapes reach wgmma, K is 264: 5 K tiles of 64, so each block
 // refills a stage that was just read once, and waits on memory while doing it. Here 128 blocks of
-// 128 x 256 (chapter 07's tile; about one per SM) walk 64 K tiles each, 60 refills after a read,
+// 128 x 256 (chapter 08's tile; about one per SM) walk 64 K tiles each, 60 refills after a read,
 // from operands that fit in L2 (2 x 16 MiB), so that the tensor cores rather than the copies set
 // the pace and the two warpgroups can drift apart. The arithmetic is exact, so that one wrong
 // element shows: op(A)[m][k] = 1 + k / 64 (the number of k's K tile, from 1), op(B) = 1, so every
 // element of C is 64 (1 + 2 + ... + 64) = 133120, every partial sum an integer below 2^24, the
 // same in any order of addition, in every chapter. A stage read after its refill holds K tile
 // t + 4 instead of t, larger values of A: the errors all have one sign and cannot cancel.
-// On the H100 (2026-11-23) it did NOT catch that mutant: 5 runs of each product, all exact. The
+// On the H100 it did NOT catch that mutant: 5 runs of each product, all exact. The
 // warpgroups stay closer together than one copy's latency, so a refill lands after the slower one
 // is done. What caught it is this test under compute-sanitizer racecheck, whose instrumentation
 // slows warps unevenly: 7 checks of the K = 264 products failed (tools/mutants.txt runs it so).
 // The check stays for what it does cover: 64 K tiles, each stage's barrier through 16 phases.
-// Without workspace, so that no chapter splits K and chapters 07 and 08 run their own kernels.
-// Then chapter 09's shapes: 256 x 8512 (one batch tile of 256, whose block has two consumers and
+// Without workspace, so that no chapter splits K and chapters 07-11 run their own kernels.
+// Then chapter 12's shapes: 256 x 8512 (one batch tile of 256, whose block has two consumers and
 // a ring of 4 stages: 133 tiles of 64 rows by 2 of 128 are more than an H100 runs at once), and
 // 256 x 512 and 32 x 2048 (batch tiles of 32, rings of 8 stages), without workspace (64 K tiles
 // per block) and with it (K split, summed by the kernel: exact integers show one partial tile

@@ -520,7 +520,7 @@ void test_accuracy(const Dataset& data) {
   CHECK_MSG(test.accuracy >= kMinAccuracy, "one epoch learns MNIST");
 }
 
-// At the sizes above chapters 07 and 08 never reach their own kernels: chapter 06 splits the
+// At the sizes above chapters 07-11 never reach their own kernels: chapter 06 splits the
 // forward and backward-data products at batch 32 along K, and the weight gradients have K = 32.
 // At batch 256 the weight gradient of a 2048 x 2048 layer (M = N = 2048, K = 256) is one they take
 // (tma_kernel_takes in chapters/07_tma/dispatch.cuh): 4 K tiles of 64, and 256 tiles of 128 x 128,
@@ -532,14 +532,14 @@ struct ReachModel {
   int batch;
   LayerSizes sizes;
   int steps;
-  bool whole_k;  // a product that chapter 09 runs without splitting K, as well as one it splits
-  bool weight_update;  // weight gradients that chapter 09's weight update takes (batch <= 64)
+  bool whole_k;  // a product chapter 12 runs without splitting K, and one chapter 13 splits
+  bool weight_update;  // weight gradients that chapter 14's weight update takes (batch <= 64)
 };
 const ReachModel kReach = {256, {784, 2048, 2048, 10}, 6, false, false};
-// Chapter 09's kernel takes the products with M = batch, and at batch 256 only those with weights
+// Chapter 12's kernel takes the products with M = batch, and at batch 256 only those with weights
 // of N x K >= 2^21 (chapters/12_swap_ab/tiles.cuh). At batch 256, 784-256-8192-10: the
 // second layer's forward product (N = 8192, K = 256, K whole) and its backward-data product
-// (N = 256, K = 8192, K split); at batch 32, 784-2048-2048-10, where chapters 07 and 08 never
+// (N = 256, K = 8192, K split); at batch 32, 784-2048-2048-10, where chapters 07-11 never
 // reach theirs (K split in 5), and whose weight gradients but the output layer's (M = 10: rows of
 // dY that TMA cannot read) go to the weight update (K = 32). The first model runs 2 steps: the
 // float64 and mirrored references (below) are 1.2e-5 apart over steps 1-2 and 2.8e-5 by step 4 at
@@ -552,10 +552,10 @@ const ReachModel kSwapAbReach[] = {{256, {784, 256, 8192, 10}, 2, true, false},
 // of kReach: the effect of all those roundings together. The GPU differs from the mirrored
 // reference only where its fp32 sums, added in another order, round an fp16 value the other way, a
 // small fraction of them, so its gap should stay below that; we allow 3 times as much. Measured
-// on an H100 (docs/results/tests/training_tests.txt): 2.7e-6 (01, 02), 5.1e-6
-// (03, 04), 3.3e-6 (05-08); chapter 09 (docs/results/tests/training_09.txt, before its
-// dispatch rule left batch 256 below N = 8192 to chapter 08) 7.2e-6 at batch 256 and 2.0e-5 at
-// batch 32. The control, a reference with a 10% larger learning rate, is 5.1e-3 away at step 2
+// on an H100 (docs/results/tests/training_tests.txt, the chapters of its day): 2.7e-6 (01, 02),
+// 5.1e-6 (03, 04), 3.3e-6 (05 to today's 11); the swap-AB and split-K kernels of chapters 12-14
+// (docs/results/tests/training_09.txt, where their rule also took batch 256 below N = 8192)
+// 7.2e-6 at batch 256 and 2.0e-5 at batch 32. The control, a reference with a 10% larger learning rate, is 5.1e-3 away at step 2
 // and 2.5e-2 at step 6, 250 times the bound. At batch 32 (on the CPU, 2026-11-24): float64 and
 // mirrored references 5.4e-5 apart, the control 3.1e-3 at step 2 and 2.0e-2 at step 6. For
 // 784-256-8192-10 at batch 256: 1.2e-5 apart over steps 1-2, the control 8.0e-3 at step 2.
