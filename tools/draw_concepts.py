@@ -373,7 +373,7 @@ def concept_01(k, figures):
     m, n, depth = 2 * side, 3 * side, 2 * side  # the matrices drawn: 2 x 3 blocks of C
     ax0, top = 60, 84  # A's left edge, B's top edge
     cx, cy = ax0 + depth * s + 24, top + depth * s + 24  # C's top-left corner
-    cv = Canvas(1240, cy + m * s + 56, "Chapter 01: one thread per element of C")
+    cv = Canvas(cx + n * s + 40, cy + m * s + 56, "Chapter 01: one thread per element of C")
     row, col = side + 9, side + 5  # thread (5, 9) of block (1, 1)
     cv.matrix(ax0, cy, depth * s, m * s, "A  (M x K)", A_COLOR)
     cv.matrix(cx, top, n * s, depth * s, "B  (K x N)", B_COLOR)
@@ -393,19 +393,11 @@ def concept_01(k, figures):
     cv.line([cx + (col + 0.5) * s] * 2, [top + depth * s, cy + row * s], B_COLOR, 1.2, ":")
     cv.text(ax0 + depth * s / 2, cy + row * s + 22, "its row of A: K values", ha="center",
             color=A_COLOR)
-    cv.text(cx + col * s - 10, top + depth * s / 2, "its column\nof B:\nK values", ha="right",
-            color=B_COLOR)
+    cv.text(cx + col * s - 10, top + depth * s / 2, "its column\nof B:\nK values\n(grey:\nthread"
+            " x + 1's)", ha="right", color=B_COLOR)
     cv.lines(ax0, top + 10, ["thread (x, y),", "block (bx, by):", "", f"row = by * {side} + y",
                              f"col = bx * {side} + x", "", "C[row][col] =", "  sum over i < K",
                              "  of A[row][i] * B[i][col]"], step=26, size=12, family="monospace")
-    cv.notes(cx + n * s + 36, cy - 60, f"""**No reuse** K multiply-adds and 2K loads: each value
-        a thread loads serves one multiply-add.
-
-        **Coalesced** Its neighbour x + 1 (grey) reads the next column of B: neighbouring
-        addresses, so a warp's loads of B and its stores of C coalesce.
-
-        **Redundant** All {side} threads of a block row read the same row of A, each on its own,
-        from memory or cache. Chapter 02 shares it through shared memory.""", width=44)
     cv.save(figures, "concept_01_naive.png")
 
 
@@ -429,9 +421,8 @@ def concept_02(k, figures):
             ha="center", color=A_COLOR)
     cv.bold(cx + cw / 2, top - 16, f"op(B): the block's {tile_n} columns, all of K", 12,
             ha="center", color=B_COLOR)
-    cv.notes(ax0, top + 10, f"""**Per K step** all {threads} threads copy one tile of A ({tile_m}
-        x {tile_k}) and one of B ({tile_k} x {tile_n}), highlighted, into shared memory: each
-        element comes from global memory once per block.""", width=30, size=11)
+    cv.lines(ax0, top + 10, ["per K step, all threads", "copy the highlighted", "tiles into shared",
+                             "memory"], step=20)
     cv.box(ax0 + now * d, cy + rows0 * e, d, tm * e, A_COLOR, 1, lw=1)
     cv.box(cx + cols0 * e, top + now * d, tn * e, d, B_COLOR, 1, lw=1)
     # The block tile of C: threads_m x threads_n threads, each tm x tn.
@@ -478,11 +469,10 @@ def concept_02(k, figures):
     pad = k["ch02_pad"]  # SmemTile (smem_tile.cuh): each stored row padded by kPad halves
     k_major_kib = (tile_m + tile_n) * (tile_k + pad) * 2 / 1024
     mn_major_kib = tile_k * (tile_m + pad + tile_n + pad) * 2 / 1024
-    cv.notes(right, my + tile_m * mini + 110, f"""{threads} threads x {tm * tn} accumulators =
-        the {tile_m} x {tile_n} tile. Shared memory: {k_major_kib:g} KiB for two K-major tiles
-        ({tile_m} rows of {tile_k} + {pad} padding halves), {mn_major_kib:g} KiB for two MN-major
-        ones ({tile_k} rows of {tile_m} + {pad}). Per K step: copy, __syncthreads, {tile_k}
-        outer products, __syncthreads.""", width=62, size=11)
+    cv.lines(right, my + tile_m * mini + 110, [
+        f"shared memory: {k_major_kib:g} KiB K-major, {mn_major_kib:g} KiB MN-major",
+        f"(rows padded by {pad} halves); per K step: copy, __syncthreads,",
+        f"{tile_k} outer products, __syncthreads"], step=20)
     cv.save(figures, "concept_02_tiles.png")
 
 
