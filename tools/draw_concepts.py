@@ -520,24 +520,12 @@ def concept_03(k, figures):
     panel(bx, ay, mm, mn, f"C accumulators, {mm} x {mn} fp32", ["c[0], c[1]", "c[2], c[3]"],
           "mn", [(2 * t, h * 8 + g, 2, 1, h, l) for g, t, l in lanes for h in range(2)], quads[:2])
     warp_m, warp_n = k["ch03_warp_tile_m"] // mm, k["ch03_warp_tile_n"] // mn
-    cv.notes(bx + mn * c + 90, y0 - 50, f"""**A fixed piece per lane** Lane l is in group
-        {nb('g = l / 4')}, pair {nb('t = l % 4')}; a cell's number is the lane holding it: two
-        fp16 values per 32-bit register for A and B, one fp32 per accumulator. A: row g (+ 8 in
-        a[1], a[3]), columns {nb('2t, 2t + 1')} (+ 8 in a[2], a[3]). B: rows {nb('2t, 2t + 1')} of
-        column g (+ 8 in b[1]). C: row g, columns {nb('2t, 2t + 1')} in c[0], c[1]; row
-        {nb('g + 8')} in c[2], c[3].
-
-        **ldmatrix.x4 delivers it** Lane l names row {nb('l % 8')} of matrix {nb('l / 8')} (top
-        left) and receives, in register q, row {nb('l / 4')}, columns {nb('2 (l % 4)')} and
-        {nb('2 (l % 4) + 1')} of matrix q: matrix q lands in a[q]. An MN-major tile takes
-        ldmatrix.trans, each {nb('8 x 8')} matrix transposed.
-
-        **Per 16 of K, a warp** ({k['ch03_warp_tile_m']} x {k['ch03_warp_tile_n']}, {warp_m} x
-        {warp_n} mma tiles) issues {warp_m} ldmatrix.x4 for A, {warp_n // 2} for B and
-        {warp_m * warp_n} mma.sync: an A fragment serves {warp_n} mma, a B fragment {warp_m}.
-
-        **Source** PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point type" and
-        "ldmatrix".""", width=42, size=11)
+    cv.lines(bx + mn * c + 90, y0 - 40, [
+        "a cell's number: the lane holding it;", f"lane l: group {nb('g = l / 4')}, pair "
+        f"{nb('t = l % 4')}", "", f"per 16 of K, a warp ({k['ch03_warp_tile_m']} x "
+        f"{k['ch03_warp_tile_n']}) issues", f"{warp_m} ldmatrix.x4 for A, {warp_n // 2} for B, "
+        f"{warp_m * warp_n} mma.sync", "", "source: PTX ISA, \"Matrix Fragments", "for "
+        "mma.m16n8k16\" and \"ldmatrix\""], step=22)
     cv.save(figures, "concept_03_fragments.png")
 
 
@@ -572,24 +560,16 @@ def concept_04(k, figures):
     stages, tile_k, warps = k["ch04_stages"], k["ch04_block_tile_k"], k["ch04_threads"] // 32
     x0, y0, row_h = 40, 130, 62
     y = y0 + stages * row_h + 36
-    cv = Canvas(1400, y + 184, f"Chapter 04: a ring of {stages} shared-memory stages, copies in "
+    cv = Canvas(1400, y + 36, f"Chapter 04: a ring of {stages} shared-memory stages, copies in "
                 "flight while the tensor cores work")
     ring_timeline(cv, x0, y0, stages, 8, 128, row_h, 90, "copy tile")
     cv.legend(x0, 72, [(tint(COPY_COLOR, 0.55), "cp.async copy of K tile t in flight"),
                        (tint(MMA_COLOR, 0.6), f"mma.sync on K tile t (all {warps} warps)")], 11, 40)
     cv.line([x0 + 690, x0 + 706], [72, 72], "#999999", linestyle="--")
     cv.text(x0 + 714, 72, f"a step starts: wait_group {stages - 2}, then __syncthreads")
-    cv.bold(x0, y, f"Every step t (K tile t, {tile_k} deep):", 12)
-    cv.lines(x0 + 20, y + 28, [
-        f"1. cp.async.wait_group {stages - 2}: this thread's copies of tile t have landed (the "
-        f"{stages - 2} newer groups may still be in flight)",
-        "2. __syncthreads: everyone's copies of tile t have landed, and everyone is done with "
-        "step t - 1",
-        f"3. start copying tile t + {stages - 1} into the stage that step t - 1 read; commit those "
-        "copies as one group", "4. mma.sync on tile t",
-        "", f"{stages - 1} tiles are in flight while one is multiplied: a copy has {stages - 1} "
-        "steps to land. Past the last tile a step commits an empty group, so the wait count "
-        f"stays {stages - 2}."], step=28, size=12)
+    cv.text(x0, y, f"Step t (K tile t, {tile_k} deep): wait_group {stages - 2}, __syncthreads, "
+            f"start copying tile t + {stages - 1} into the stage step t - 1 read, mma.sync on "
+            "tile t", 12)
     cv.save(figures, "concept_04_ring.png")
 
 
@@ -613,7 +593,7 @@ def concept_05(k, figures):
     k_tiles, colors = depth // tile_k, [OKABE_ITO[c] for c in ("blue", "orange", "purple", "green")]
     if splits > len(colors):
         error(f"concept_05: {splits} splits, colours for {len(colors)}")
-    cv = Canvas(1400, 700, "Chapter 05: split-K, partial tiles in a workspace, a sum in a fixed "
+    cv = Canvas(1260, 700, "Chapter 05: split-K, partial tiles in a workspace, a sum in a fixed "
                 "order")
     x0, tw, by, bh, wy = 60, 60, 186, 124, 384  # tw: pixels per K tile
     centre = lambda z: x0 + (z + 0.5) * per * tw  # noqa: E731
@@ -650,20 +630,11 @@ def concept_05(k, figures):
     in_order, other_order = (p[0] + p[1]) + p[2], (p[1] + p[2]) + p[0]
     if in_order == other_order:
         error("concept_05: the example sums no longer differ in fp32")
-    cv.notes(x0 + k_tiles * tw + 70, 74, f"""**Why** With M = 32 rows (batch 32) C has few tiles:
-        too few blocks for the GPU, each walking all of K alone. K is the long dimension, so the
-        blocks share it.
-
-        **How many splits (choose_split)** As many as fill the GPU without a second wave:
-        {nb('min(resident blocks / tiles of C,')} {nb(f'K tiles / {min_tiles},')}
-        {k['max_splits']}, what the workspace holds). Here {k_tiles} / {min_tiles} = {splits}:
-        every split walks at least {min_tiles} K tiles, so that its ring runs past its prologue.
-
-        **Why not atomicAdd into C?** The blocks finish in a different order every run, and fp32
-        addition is not associative: with partial sums 1.5, 0.1 and 0.2, {nb('(1.5 + 0.1) + 0.2')}
-        = {in_order:.9g} but {nb('(0.1 + 0.2) + 1.5')} = {other_order:.9g} (float32, computed by
-        this script). A fixed order gives the same bits every run, and the same training run; the
-        price is the workspace and a second kernel.""", width=50, size=11)
+    cv.lines(x0 + k_tiles * tw + 70, 74, [
+        f"choose_split: min(resident blocks / tiles of C,", f"K tiles / {min_tiles}, "
+        f"{k['max_splits']}, what the workspace holds)", f"here {k_tiles} / {min_tiles} = "
+        f"{splits}", "", "a fixed order, not atomicAdd: in fp32", f"(1.5 + 0.1) + 0.2 = "
+        f"{in_order:.9g}", f"(0.1 + 0.2) + 1.5 = {other_order:.9g}"], step=22, size=12)
     cv.save(figures, "concept_05_split_k.png")
 
 
