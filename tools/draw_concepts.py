@@ -421,8 +421,8 @@ def concept_02(k, figures):
             ha="center", color=A_COLOR)
     cv.bold(cx + cw / 2, top - 16, f"op(B): the block's {tile_n} columns, all of K", 12,
             ha="center", color=B_COLOR)
-    cv.lines(ax0, top + 10, ["per K step, all threads", "copy the highlighted", "tiles into shared",
-                             "memory"], step=20)
+    cv.lines(ax0, top + 10, ["per K step, all", f"{threads} threads copy the", "highlighted tiles into",
+                             "shared memory"], step=20)
     cv.box(ax0 + now * d, cy + rows0 * e, d, tm * e, A_COLOR, 1, lw=1)
     cv.box(cx + cols0 * e, top + now * d, tn * e, d, B_COLOR, 1, lw=1)
     # The block tile of C: threads_m x threads_n threads, each tm x tn.
@@ -631,7 +631,7 @@ def concept_05(k, figures):
     if in_order == other_order:
         error("concept_05: the example sums no longer differ in fp32")
     cv.lines(x0 + k_tiles * tw + 70, 74, [
-        f"choose_split: min(resident blocks / tiles of C,", f"K tiles / {min_tiles}, "
+        "choose_split: min(resident blocks / tiles of C,", f"K tiles / {min_tiles}, "
         f"{k['max_splits']}, what the workspace holds)", f"here {k_tiles} / {min_tiles} = "
         f"{splits}", "", "a fixed order, not atomicAdd: in fp32", f"(1.5 + 0.1) + 0.2 = "
         f"{in_order:.9g}", f"(0.1 + 0.2) + 1.5 = {other_order:.9g}"], step=22, size=12)
@@ -705,12 +705,12 @@ def concept_07(k, figures):
     stages, tile_k, tm, tn = k["ch07_stages"], k["tile_k"], k["ch07_block_tile_m"], \
         k["ch07_block_tile_n"]
     warps_m, warps_n = k["ch07_warps_m"], k["ch07_warps_n"]
-    warps, threads = warps_m * warps_n, warps_m * warps_n * 32
+    warps = warps_m * warps_n
     a_kib, stage_kib = tm * tile_k * 2 // 1024, (tm + tn) * tile_k * 2 // 1024
     k_steps = tile_k // k["mma_k"]
     loads = k_steps * (k["ch07_mma_tiles_m"] + k["ch07_mma_tiles_n"] // 2)
     mmas = k_steps * k["ch07_mma_tiles_m"] * k["ch07_mma_tiles_n"]
-    cv = Canvas(1400, 910, "Chapter 07: one thread hands each tile to TMA, an mbarrier per stage "
+    cv = Canvas(1400, 760, "Chapter 07: one thread hands each tile to TMA, an mbarrier per stage "
                 "says when it has landed")
     x0, gy, tx, rx, sw = 40, 110, 220, 440, 118  # rx, sw: the ring, a stage's width
     cv.rect(x0, gy, 160, 170, face="#eeeeee", lw=1.5)  # global memory -> the ring -> the warps
@@ -721,8 +721,8 @@ def concept_07(k, figures):
     cv.text(tx, gy + 12, f"1. arrive.expect_tx(\n   full[s], {stage_kib} KiB)\n2. TMA copy of "
             "A's tile\n3. TMA copy of B's tile", 10, va="top", family="monospace")
     cv.arrow(x0 + 162, gy + 92, rx - 4, gy + 92)
-    cv.text(tx, gy + 108, "the copy engine computes\nthe addresses, writes the\ntile swizzled "
-            "and counts\nits bytes on full[s]", 10, va="top", color=MUTED)
+    cv.text(tx, gy + 108, "the copy engine counts\nits bytes on full[s]", 10, va="top",
+            color=MUTED)
     cv.bold(rx, gy - 30, f"shared memory: a ring of {stages} stages of {stage_kib} KiB", 12)
     for s in range(stages):
         sx, aw = rx + s * (sw + 14), sw * a_kib / stage_kib
@@ -755,18 +755,6 @@ def concept_07(k, figures):
                       (tint(PARITY_COLORS[1], 0.55), "parity 1"),
                       (tint(MMA_COLOR, 0.6), "ldmatrix + mma.sync, all warps")], spacing=30)
     cv.text(x0, y + 26, "P0 / P1: the parity the waits on full[s] name")
-    cv.notes(x0, y + 62, f"""Every step t, all {threads} threads:
-        mbarrier.try_wait.parity(full[t % {stages}], (t / {stages}) & 1): tile t has landed.
-
-        __syncthreads: every warp is done with step t - 1's stage; thread 0 starts tile
-        t + {stages - 1} into it.
-
-        Each warp: ldmatrix.x4 from stage t % {stages} (the rows found through the swizzle), then
-        its mma.sync.
-
-        In chapter 06 all {threads} threads computed addresses, tested edges and issued cp.async:
-        here one thread issues an arrive and a copy per operand, and TMA fills what lies past the
-        matrix with zeros.""", width=122, size=11, gap=2)
     cv.save(figures, "concept_07_tma.png")
 
 
@@ -790,12 +778,8 @@ def swizzle_inset(cv, x, y, k, chunk=2, cw=36, ch=26):
                     edge="white", lw=1.2, text=f"c{slot ^ (r % 8)}", size=9,
                     color="white" if hit else MUTED, weight="bold" if hit else None)
     cv.rect(gx, gy, chunks * cw, rows * ch, edge=A_COLOR, lw=1.2)
-    cv.notes(x, gy + rows * ch + 26, f"""ldmatrix: the 8 lanes of one matrix read chunk {chunk}
-        (k = {chunk * 8}-{chunk * 8 + 7}) of rows 0-7: slots
-        {', '.join(str(chunk ^ r) for r in range(8))}, each of the 32 banks once. Unswizzled,
-        all 8 would sit in slot {chunk}, {swizzle} bytes apart: the same 4 banks, 8 ways.""",
-             width=44, size=10, gap=0)
-
+    cv.lines(x, gy + rows * ch + 26, [f"ldmatrix reads chunk {chunk} of rows 0-7: 8 slots, each "
+             "bank once", f"unswizzled: all in slot {chunk}, 8-way bank conflicts"], step=20, size=10)
 
 def concept_08(k, figures):
     """Chapter 07's ring with wgmma: a warpgroup multiplies 64 x 256 x 16 per instruction, its
