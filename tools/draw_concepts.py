@@ -789,7 +789,7 @@ def concept_08(k, figures):
     wm, wn, wk, groups = k["wgmma_m"], k["wgmma_n"], k["wgmma_k"], k["ch08_warpgroups"]
     swizzle, atom, wgmmas, warps = k["swizzle_bytes"], k["swizzle_atom_bytes"], tile_k // wk, \
         k["warpgroup_threads"] // 32
-    cv = Canvas(1400, 955, f"Chapter 08: a warpgroup multiplies {wm} x {wn} x {wk} in one wgmma, "
+    cv = Canvas(1400, 830, f"Chapter 08: a warpgroup multiplies {wm} x {wn} x {wk} in one wgmma, "
                 "A and B read from shared memory")
     x0, e, kk, ax, by = 40, 1.4, 1, 120, 122  # e: pixels per element; kk: the K step drawn
     cx, cy = ax + tile_k * e + 22, by + tile_k * e + 30
@@ -813,14 +813,9 @@ def concept_08(k, figures):
             color=B_COLOR)
     cv.text(cx + tn * e + 8, by + (kk + 0.5) * wk * e, f"K step {kk}:\nk {kk * wk}-"
             f"{(kk + 1) * wk - 1}", 9)
-    cv.notes(x0, cy + tm * e + 26, f"""Dark: the operands of warpgroup 0's wgmma for K step {kk}
-        of {wgmmas}: its {wm} rows of A, all of B, which one copy in shared memory serves to both
-        warpgroups.
-
-        **Every K step t, each warpgroup** waits on full[t % {stages}]; wgmma.fence; {wgmmas}
-        wgmmas (one per {wk} of K, a descriptor for A and one for B each); commits them as one
-        group; wgmma.wait_group 1: its group of step t - 1 is done, while step t's still runs.
-        Then __syncthreads, and thread 0 refills the stage step t - 1 read.""", 84, 10, 4)
+    cv.lines(x0, cy + tm * e + 26, [f"dark: warpgroup 0's operands for K step {kk} of {wgmmas}; "
+             "one copy of B serves both warpgroups", f"per K tile: wait on full[s], {wgmmas} "
+             "wgmmas, commit, wgmma.wait_group 1"], step=20, size=10)
     dx, bit = 700, 660 / 64  # the descriptor's 64 bits, bit 0 left (PTX ISA, "Matrix Descriptor")
     cv.bold(dx, 70, "A descriptor per operand and K step: 64 bits")
     cv.rect(dx, 104, 64 * bit, 40, face="#f4f4f4")
@@ -833,17 +828,13 @@ def concept_08(k, figures):
             cv.text(dx + (lo + hi) / 2 * bit, 95, name, 9, "center")
         for b in (lo, hi):
             cv.text(dx + b * bit, 154, str(b), 8, "center", color="#666666")
-    cv.notes(dx, 186, f"""**K-major (A: N, B: T), with the {swizzle}-byte swizzle** start: the
-        tile's address, + {k['warpgroup_rows_bytes'] // 1024} KiB for warpgroup 1's rows of A,
-        + {wk * 2} bytes per K step (inside the {swizzle}-byte rows; the swizzle, applied to the
-        final address, still finds each chunk). SBO = {atom} bytes: from 8 rows of M (N) to the
-        next 8, one swizzle atom. LBO unused: a K step's {wk} halves lie in one row.
-
-        **MN-major (A: T, B: N)** SBO = {atom} bytes, from 8 rows of K to the next 8; LBO =
-        {swizzle // 2 * tile_k * 2} bytes, from one box of {swizzle // 2} along M (N) to the next;
-        a K step is {wk} rows of K, {wk * swizzle} bytes. The transpose flag tells wgmma which.""",
-             width=96, size=10, gap=8)
-    gx, gy, ce, re_, lane, warp = dx + 50, 425, 2.3, 2.6, 9, 1  # one warpgroup's accumulators
+    cv.lines(dx, 186, [
+        f"K-major: start + {k['warpgroup_rows_bytes'] // 1024} KiB for warpgroup 1, + {wk * 2} "
+        f"bytes per K step; SBO = {atom} bytes; LBO unused",
+        f"MN-major: SBO = {atom} bytes; LBO = {swizzle // 2 * tile_k * 2} bytes; "
+        f"a K step {wk * swizzle} bytes", f"(the {swizzle}-byte swizzle; the transpose flag "
+        "tells wgmma which layout)"], step=20, size=10)
+    gx, gy, ce, re_, lane, warp = dx + 50, 300, 2.3, 2.6, 9, 1  # one warpgroup's accumulators
     cv.bold(dx, gy - 30, f"Warpgroup 0's {wm} x {wn} accumulators, 16 rows per warp")
     for w in range(warps):
         cv.box(gx, gy + w * 16 * re_, wn * ce, 16 * re_, C_COLOR, 0.1 + 0.12 * (w % 2), lw=0.8)
@@ -854,11 +845,9 @@ def concept_08(k, figures):
                     edge="none", zorder=3)
     cv.text(gx + wn * ce / 2, gy + wm * re_ + 10, f"columns 0-{wn - 1}", 9, "center", "top",
             color="#666666")
-    cv.notes(dx, gy + wm * re_ + 40, f"""Black: lane {lane} of warp {warp}. Lane l holds rows
-        {nb('16w + l / 4')} and {nb('16w + l / 4 + 8')}, columns {nb('8i + 2 (l % 4)')} and
-        {nb('+ 1')} for {nb(f'i = 0 .. {wn // 8 - 1}')}: {nb(f'2 x {wn // 4}')} = {acc} floats,
-        chapter 03's accumulator fragment once per 8 columns.""", width=96, size=10, gap=0)
-    ty, steps7 = 745, tile_k // k["mma_k"]  # chapter 07's warp and chapter 08's warpgroup
+    cv.text(dx, gy + wm * re_ + 40, f"black: lane {lane} of warp {warp}, {acc} floats: chapter "
+            "03's accumulator fragment once per 8 columns", 10)
+    ty, steps7 = 620, tile_k // k["mma_k"]  # chapter 07's warp and chapter 08's warpgroup
     w7m, w7n, warps7 = k["ch07_warp_tile_m"], k["ch07_warp_tile_n"], k["ch07_warps_m"] * \
         k["ch07_warps_n"]
     loads7 = steps7 * (k["ch07_mma_tiles_m"] + k["ch07_mma_tiles_n"] // 2)
@@ -877,10 +866,10 @@ def concept_08(k, figures):
             ("shared memory", "the same stage" if row else "the swizzled stage", "#999999", 0.16,
              180), (*load, COPY_COLOR, 0.35, 180), (*mma, MMA_COLOR, 0.3, 210),
             ("accumulators", f"{floats} floats per thread", C_COLOR, 0.2, 180)], gap=38)
-    cv.notes(1066, ty - 8, f"""**For the block's {tm} x {tn} tile** chapter 07 needs {blocks7}
-        blocks of {warps7} warps: {blocks7 * warps7 * loads7} ldmatrix.x4 and
-        {blocks7 * warps7 * mmas7} mma.sync per K tile. Chapter 08's {groups} warpgroups issue
-        {groups * wgmmas} wgmma, and no operand passes through registers.""", 42, 10, 0)
+    cv.lines(1066, ty + 20, [f"the {tm} x {tn} tile: chapter 07, {blocks7} blocks,",
+                             f"{blocks7 * warps7 * loads7} ldmatrix.x4 + {blocks7 * warps7 * mmas7} "
+                             "mma.sync;", f"chapter 08, {groups * wgmmas} wgmma per K tile"],
+             step=20, size=10)
     cv.save(figures, "concept_08_wgmma.png")
 
 
