@@ -937,13 +937,26 @@ def roles_timeline(cv, x0, y, stages, consumers, horizon, rh, extra=()):
                     [f"consumers ({consumers} warpgroups)"] + list(extra), name_x=x0, rule=1120)
 
 
+def roles_legend(cv, x, y, in_flight, epilogue, caption):
+    """The legend of a roles timeline: its colours, its F and E marks, and a one-line caption."""
+    cv.legend(x, y, [(COPY_COLOR, "TMA load issued"), (tint(COPY_COLOR, 0.55), in_flight),
+                     (tint(COPY_COLOR, 0.2), "landed, not yet read"),
+                     (tint(MMA_COLOR, 0.55), "read by the wgmmas"),
+                     (tint(EPILOGUE_COLOR, 0.55), epilogue)], spacing=24)
+    for dx, letter, color, what in [(8, "F", COPY_COLOR, "full[s] completes"),
+                                    (178, "E", MMA_COLOR, "empty[s] completes")]:
+        cv.mark(x + dx, y + 32, letter, color)
+        cv.text(x + dx + 12, y + 32, what)
+    cv.text(x + 360, y + 32, caption)
+
+
 def concept_09(k, figures):
     """A producer warpgroup and two consumer warpgroups meeting only at full[s] and empty[s];
     one tile per block, so its epilogue and the next block's start leave the tensor cores idle."""
     stages, consumers, threads = k["ch09_stages"], k["ch09_consumers"], k["ch09_threads"]
     tm, tn, wg, wm, launch = k["ch09_block_tile_m"], k["ch09_block_tile_n"], \
         k["warpgroup_threads"], k["wgmma_m"], k["launch_registers"]
-    cv = Canvas(1400, 700, "Chapter 09: a producer warpgroup and two consumer warpgroups, "
+    cv = Canvas(1400, 640, "Chapter 09: a producer warpgroup and two consumer warpgroups, "
                 "meeting only at mbarriers")
     x0, y = 40, 66
     for j in range(consumers + 1):  # the warpgroups, with their setmaxnreg
@@ -958,10 +971,10 @@ def concept_09(k, figures):
     cv.text(x0, y + 108, f"{threads} threads, one block per SM, launched at {launch} registers "
             f"each: {wg} x {k['producer_registers']} + {consumers * wg} x "
             f"{k['consumer_registers']} = {threads} x {launch}.")
-    cv.notes(x0 + 934, y + 6, f"""**Two barriers per stage** full[s]: the producer's
-        arrive.expect_tx and {(tm + tn) * k['tile_k'] * 2 // 1024} KiB of copies. empty[s]:
-        {k['ch09_consumer_warps']} arrivals, lane 0 of each consumer warp, once the wgmmas that
-        read the stage are done.""", 46, 10, 0)
+    cv.lines(x0 + 934, y + 14, [f"full[s]: the producer's arrive.expect_tx and "
+                                f"{(tm + tn) * k['tile_k'] * 2 // 1024} KiB", f"empty[s]: "
+                                f"{k['ch09_consumer_warps']} arrivals, one per consumer warp"],
+             step=22, size=10)
     k_tiles, issue, gap = 6, 0.15, 0.8  # two blocks on one SM, one tile each
     run = simulate_roles(stages, k_tiles, 1, latency=2.6, wgmma=1.0, epilogue=3.0, issue=issue)
     length, ty, rh = run[5][0][1], 252, 44  # a block: from its first copy to its epilogue's end
@@ -978,21 +991,8 @@ def concept_09(k, figures):
     cv.rect(tl.X(run[3][-1]), ty + 2, (length + gap + run[2][0] - run[3][-1]) * tl.unit,
             (stages + 2) * rh - 4, edge="black", lw=1.5, linestyle="--", zorder=6)
     ly = ty + (stages + 2) * rh + 44
-    cv.legend(x0, ly, [(COPY_COLOR, "TMA issued"), (tint(COPY_COLOR, 0.55), "copy in flight"),
-                       (tint(COPY_COLOR, 0.2), "landed, not yet read"),
-                       (tint(MMA_COLOR, 0.55), "read by the wgmmas"),
-                       (tint(EPILOGUE_COLOR, 0.55), "epilogue")], spacing=30)
-    for x, letter, color, what in [(1000, "F", COPY_COLOR, "full[s] completes"),
-                                   (1160, "E", MMA_COLOR, "empty[s] completes")]:
-        cv.mark(x0 + x, ly, letter, color)
-        cv.text(x0 + x + 12, ly, what)
-    cv.notes(x0, ly + 34, f"""Numbers: the K tile. The consumers wait on full[s], the producer on
-        empty[s] (dotted); a stage is refilled as soon as its E, a K tile read as soon as its F,
-        and no __syncthreads makes the warpgroups wait for each other. Stage s's k-th use is
-        phase k of both its barriers: the consumers wait on full[s] with parity {nb('k & 1')},
-        the producer on empty[s] with {nb('(k & 1) ^ 1')}. Dashed: one tile per block, so the
-        epilogue, the block's exit and the next block's first copies leave the tensor cores idle
-        (chapter 10).""", width=150, size=11)
+    roles_legend(cv, x0, ly, "copy in flight", "epilogue", "numbers: the K tile; dotted: the "
+                 "producer waits on empty[s]; dashed: the tensor cores idle (chapter 10)")
     cv.save(figures, "concept_09_roles.png")
 
 
@@ -1004,7 +1004,7 @@ def concept_10(k, sms, figures):
     group, box_cols, buffers = k["group_tile_rows"], k["store_box_columns"], k["store_buffers"]
     boxes, size, x0, cell, gy = tn // box_cols, 8192, 40, 4, 118
     tiles_m, tiles_n = size // tm, size // tn
-    cv = Canvas(1400, 1000, "Chapter 10: persistent blocks, a grouped tile order, and TMA stores "
+    cv = Canvas(1400, 940, "Chapter 10: persistent blocks, a grouped tile order, and TMA stores "
                 "under the next tile's work")
     cv.bold(1030, 62, f"The first {sms} tiles at {size}^3")
     reads = {}  # grouped: (rows of A, columns of B) the first `sms` tiles read
@@ -1029,23 +1029,14 @@ def concept_10(k, sms, figures):
         cv.text(px + tiles_n * cell / 2, gy + tiles_m * cell + 10, f"{reads[grouped][0]} rows "
                 f"of A,\n{reads[grouped][1]} columns of B", 10, "center", "top")
     cv.notes(x0, 70, f"""**Persistent** {sms} blocks, one per SM ({sms} SMs on the H100 of the
-        results). Block b computes tiles b, b + {sms}, b + {2 * sms}, ... of C. Its producer and
-        consumers keep their stage and phase counters from one tile to the next, so the producer
-        fills the ring with the next tile's K tiles while the consumers finish the last one.
+        results): block b computes tiles b, b + {sms}, b + {2 * sms}, ...; the ring's stage and
+        phase counters carry on from one tile to the next.
 
-        **Grouped order** Tiles are numbered in groups of {group} tile rows, column by column
-        inside a group. The {sms} tiles in flight at once (right, dark to light) then read
-        {reads[True][0]} rows of A and {reads[True][1]} columns of B; row by row they would read
-        {reads[False][0]} rows of A and {reads[False][1]} columns of B. What they share, they
-        find in L2.
+        **Grouped order** groups of {group} tile rows, column by column inside a group (right).
 
-        **The epilogue through TMA (the plain product, kStore)** Each consumer writes its
-        {k['wgmma_m']} x {tn} fp32 result {box_cols} columns at a time, a
-        {k['store_box_bytes'] // 1024} KiB box, swizzled, into one of its {buffers} staging
-        buffers; one of its threads starts the box's TMA store and the warpgroup writes the next
-        box into the other buffer (after the store two boxes back has read it:
-        cp.async.bulk.wait_group.read). The training's fused epilogues keep chapter 08's
-        stores.""", width=104, size=11, gap=8)
+        **The epilogue through TMA (kStore)** {box_cols}-column boxes of
+        {k['store_box_bytes'] // 1024} KiB through {buffers} staging buffers per consumer: one box
+        is written while the store of the one before leaves.""", width=104, size=11, gap=8)
     issue, write, store, writes, t = 0.15, 0.4, 0.4, [], 0.0  # one block, two tiles
     for box in range(boxes):  # box j once the store of box j - buffers has read its buffer
         t = max(t, writes[box - buffers] + write + store) if box >= buffers else t
@@ -1071,16 +1062,9 @@ def concept_10(k, sms, figures):
     cv.rect(tl.X(a), ty + 2, (b - a) * tl.unit, (stages + 4) * rh - 4, edge="black", lw=1.5,
             linestyle="--", zorder=6)
     ly = ty + (stages + 4) * rh + 44
-    cv.legend(x0, ly, [(COPY_COLOR, "TMA load issued"),
-                       (tint(COPY_COLOR, 0.55), "TMA load or store in flight"),
-                       (tint(COPY_COLOR, 0.2), "landed, not yet read"),
-                       (tint(MMA_COLOR, 0.55), "read by the wgmmas"),
-                       (tint(EPILOGUE_COLOR, 0.55), "box written to staging")], spacing=24)
-    cv.notes(x0, ly + 34, f"""Numbers: the K tile within its tile of C; in the epilogue, the box
-        of {box_cols} columns. F and E: full[s] and empty[s] complete a phase. Dashed: while the
-        consumers write the first tile's boxes, the producer has already loaded the next tile's
-        first K tiles, and the last stores are still leaving when the next tile's wgmmas start:
-        chapter 09's idle gap between blocks is gone.""", width=150, size=11)
+    roles_legend(cv, x0, ly, "TMA load or store in flight", "box written to staging", "numbers: "
+                 f"the K tile, in the epilogue the box of {box_cols} columns; dashed: the next "
+                 "tile's loads and the last stores overlap")
     cv.save(figures, "concept_10_tile_scheduler.png")
 
 
