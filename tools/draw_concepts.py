@@ -1085,7 +1085,7 @@ def concept_11(k, figures):
     a_kib, half_kib = tm * tile_k * 2 // 1024, half * tile_k * 2 // 1024
     stage_kib, own_kib = a_kib + 2 * half_kib, a_kib + half_kib
     rank = [C_COLOR, EPILOGUE_COLOR]
-    cv = Canvas(1400, 880, "Chapter 11: two CTAs of a cluster share their B tile, each loading "
+    cv = Canvas(1400, 750, "Chapter 11: two CTAs of a cluster share their B tile, each loading "
                 "half of it for both")
     x0, gy, gh, cy, ch, slot_w = 40, 96, 80, 330, 270, 120
     cta_x, slot_x = [x0, x0 + 500], [20, 150, 280]  # the CTAs; A, B half 0, B half 1 in each
@@ -1135,14 +1135,11 @@ def concept_11(k, figures):
     cv.legend(x0, cy + ch + 54, [(rank[0], "copies CTA 0's producer issues"), (rank[1], "CTA 1's"),
                                  (COPY_COLOR, "the producer's arrival on full[s]"),
                                  (MMA_COLOR, "arrivals on empty[s]")], spacing=34)
-    cv.notes(x0, cy + ch + 96, f"""**full[s], in each CTA** 1 arrival (its producer's expect_tx of
-        {stage_kib} KiB) and the bytes: {own_kib} KiB from its own copies, {half_kib} KiB from
-        the other CTA's multicast, which may land before the expect_tx and still counts.
-
-        **empty[s], in each CTA** {2 * cwarps} arrivals: one from each of its {cwarps} consumer
-        warps and one from each of the other CTA's {cwarps}. A multicast refills stage s in both
-        CTAs at once, so neither producer may start before the consumers of both are done with
-        it.""", width=120, size=11, gap=6)
+    cv.lines(x0, cy + ch + 92, [
+        f"full[s], in each CTA: 1 arrival (expect_tx of {stage_kib} KiB) and the bytes, {own_kib} "
+        f"KiB from its own copies, {half_kib} KiB from the other CTA's multicast",
+        f"empty[s], in each CTA: {2 * cwarps} arrivals, from the {cwarps} consumer warps of both "
+        "CTAs: a multicast refills the stage in both"], step=24)
     px, py, e = 1060, 100, 0.9  # right: the pair of tiles in C, and what the cluster saves
     cv.bold(px, py - 34, "The pair of tiles in C")
     for h in range(2):
@@ -1153,13 +1150,9 @@ def concept_11(k, figures):
         cv.box(px, y, 28, tm * e, A_COLOR, text="A", size=9)
         cv.box(px + 40, y, tn * e, tm * e, rank[r], 0.2, 1.5, text=f"tile {r}: CTA {r}\n{tm} x "
                f"{tn}", size=10)
-    cv.notes(px, py + tile_k * e + 42 + 2 * tm * e, f"""Two tiles one above the other: the same
-        {tn} columns of B, different rows of A. Alone, each CTA would read {stage_kib} KiB per K
-        tile from L2; in the cluster it reads {own_kib} KiB and still receives all {stage_kib}
-        KiB.
-
-        The cluster's two CTAs run at the same time on SMs of one GPC and can write and arrive
-        on each other's shared memory.""", width=40, size=10, gap=4)
+    cv.lines(px, py + tile_k * e + 42 + 2 * tm * e, ["the same columns of B, different rows of "
+             "A:", f"each CTA reads {own_kib} of the {stage_kib} KiB", "it receives per K tile"],
+             step=20, size=10)
     cv.save(figures, "concept_11_clusters.png")
 
 
@@ -1173,7 +1166,7 @@ def concept_12(k, figures):
     if splits > k["ch12_max_splits"] or batch > k["ch12_max_batch"] or batch not in batch_tiles:
         error("concept_12: the example no longer fits chapters 12 and 13's limits")
     tiles, k_per, rows10 = outputs // wm, inputs // splits, k["ch09_block_tile_m"]
-    cv = Canvas(1400, 760, "Chapters 12 and 13: the batch on wgmma's N, and K split inside the "
+    cv = Canvas(1400, 700, "Chapters 12 and 13: the batch on wgmma's N, and K split inside the "
                 "kernel")
     x0, cy, cw, ch = 40, 140, 400, 28  # C: batch x outputs, drawn 400 wide
     tx, ty, step = x0 + 70, cy + 110, cw / tiles  # C^T: outputs x batch, drawn 400 tall
@@ -1189,14 +1182,11 @@ def concept_12(k, figures):
                 edge=C_COLOR, lw=0.8)
     cv.text(tx - 8, ty + cw / 2, f"{outputs} rows:\nthe outputs", 10, "right")
     cv.text(tx + ch / 2, ty + cw + 16, f"{batch}: the batch", 10, "center")
-    cv.notes(tx + ch + 24, ty + 2 * step - 8, f"""**A block tile of C^T: {wm} x {batch}** wgmma's
-        M, {wm} rows, are {wm} of the weights' rows (op(B)^T, the "A" operand); its N is the batch
-        tile (op(A)^T, the "B" operand): {', '.join(map(str, batch_tiles[:-1]))} or
-        {batch_tiles[-1]}, the smallest that holds the batch. {tiles} tiles for {outputs}
-        outputs.
-
-        **The same bytes in memory** TMA copies both operands as they are stored; only the
-        epilogue knows that element (r, q) of the accumulators is C[q][r].""", 44, 11)
+    cv.bold(tx + ch + 24, ty + 2 * step + 4, f"A block tile of C^T: {wm} x {batch}", 12)
+    cv.lines(tx + ch + 24, ty + 2 * step + 30, [
+        f"wgmma's M: {wm} rows of the weights;", "its N: the batch tile, "
+        f"{', '.join(map(str, batch_tiles))}", f"({tiles} tiles for {outputs} outputs)", "",
+        "TMA copies the operands as stored;", "the epilogue stores (r, q) to C[q][r]"], step=22)
     rx, bh, slab_w = 760, 34, 120  # right: the splits of one tile and the last arrival's sum
     cv.bold(rx, 90, f"One tile, K = {inputs} split {splits} ways: one block per split")
     cv.text(rx, 112, f"({k_per} of K each, {k_per // tile_k} K tiles of {tile_k})")
@@ -1219,13 +1209,9 @@ def concept_12(k, figures):
     cv.box(rx, wy + 80, 4 * slab_w + 30, 52, EPILOGUE_COLOR, lw=1, text="the last block: "
            f"{' + '.join(f'slab {s}' for s in range(splits))}, in that order;\nthen the "
            "epilogue, once, and the counter back to 0", size=10)
-    cv.notes(rx, wy + 160, """Each block stores its partial tile, fences, and adds 1 to the tile's
-        counter. The block whose add returns S - 1 arrived last, whichever split it computed: it
-        sums the partial tiles. The order of arrival changes from run to run; the order of the sum
-        does not, so every run gives the same bits, and no second kernel is launched.""", 78, 11)
-    cv.lines(rx, 720, ["An example: the split count and the order of arrival are",
-                       "illustrations; plan_split picks the splits of each product."], step=18,
-             size=10, color=GRID)
+    cv.lines(rx, wy + 160, ["each block: store its slab, fence, add 1 to the tile's counter;",
+                            "any order of arrival, one order of the sum: the same bits every run",
+                            "(an example: plan_split picks each product's splits)"], step=22)
     cv.save(figures, "concept_12_swap_ab_split_k.png")
 
 
