@@ -1348,17 +1348,12 @@ def concept_16(k, figures):
             cv.grid(tx, ty, warps_n, warps_m, mma_n * cell, mma_m * cell, lw=0.4)
             cv.box(tx + wn * mma_n * cell, ty + wm * mma_m * cell, mma_n * cell, mma_m * cell,
                    MMA_COLOR, 0.6, lw=1)
-    cv.notes(x0 + wide_n * tile_n * cell + 40, y0, f"""Warp {wm * warps_n + wn} (shaded) owns the
-        same {mma_m} x {mma_n} mma tile in each of the {wide_m * wide_n} tiles: it loads {wide_m} A
-        fragments and {wide_n} B fragments a step and issues {wide_m * wide_n} mma.sync with
-        them, where chapter 15 loads one of each per mma.
-
-        A weight gradient is short in K (the batch) and has many tiles: the wide tile halves the
-        loads per mma where a phase has enough of them for every block; otherwise the {tile_m} x
-        {tile_n} tile spreads them over more blocks.
-
-        The loss is taken in the output layer's tiles, whose rows of logits are whole: 2 L phases
-        and grid barriers a step, where chapter 15 has 2 L + 1.""", width=92, size=12)
+    cv.lines(x0 + wide_n * tile_n * cell + 40, y0 + 10, [
+        f"warp {wm * warps_n + wn} (shaded): the same {mma_m} x {mma_n} mma tile in each of the "
+        f"{wide_m * wide_n} tiles;", f"{wide_m} A and {wide_n} B fragments a step feed "
+        f"{wide_m * wide_n} mma.sync, where chapter 15 loads one of each per mma",
+        "", "the loss in the output layer's tiles: 2 L phases and grid barriers a step,",
+        "where chapter 15 has 2 L + 1"], step=26, size=12)
     cv.save(figures, "concept_16_step_tile.png")
 
 
@@ -1396,7 +1391,7 @@ def concept_17(k, figures):
     parts = model_layout_bytes(k, CH17_MODEL)
     blocks, rows, limit = k["ch17_blocks"], k["ch17_rows"], k["ch17_limit"]
     own, sender, layers = CH17_MODEL[1] // blocks, 2, len(CH17_MODEL) - 1
-    cv = Canvas(1400, 860, "Chapter 17: the model in one cluster's shared memory, the blocks "
+    cv = Canvas(1400, 810, "Chapter 17: the model in one cluster's shared memory, the blocks "
                 "storing into each other's")
     # The cluster: 16 blocks in a row, each with its own rows of every hidden layer.
     x0, y0, bw = 60, 160, 70
@@ -1416,16 +1411,12 @@ def concept_17(k, figures):
             cv.arrow(x0 + sender * (bw + 10) + bw / 2, y0 - 2, bx + bw / 2, y0 - 2,
                      color=MMA_COLOR, lw=0.9, rad=-0.12 if b > sender else 0.5)
     cv.lines(x0, y0 + 146, [
-        f"forward layer l: block {sender} computes Y[:, {own * sender}:{own * sender + own}] = "
-        f"ReLU(X W_own^T + b_own) from its own shared memory and stores its {rows} x {own} "
-        "values into X of layer l + 1",
-        f"in all {blocks} blocks (map_shared_rank), as every block does for its own columns "
-        "(arrows: block 2's stores); every block keeps the whole output layer",
-        "", "backward layer l: each block's partial product dZ_own W_own (every column) goes, "
-        "column block by column block, to the columns' owner,",
-        f"which adds the {blocks} slots in block order: the same bits in every run"], step=22)
+        f"forward layer l: every block stores its {rows} x {own} outputs into X of layer l + 1 in "
+        f"all {blocks} blocks (map_shared_rank; arrows: block {sender}'s stores)",
+        f"backward layer l: partial products go to their columns' owner, which adds the {blocks} "
+        "slots in block order"], step=22)
     # One block's shared memory, to scale.
-    y1, scale, x = 450, 1200 / limit, x0
+    y1, scale, x = 400, 1200 / limit, x0
     cv.text(x0, y1 - 22, f"a block's shared memory, to scale: {sum(parts.values()) / 1024:.1f} "
             f"of {limit // 1024} KiB (model_layout(); the first layer's fp32 masters stay in "
             "global memory)", 12, weight="bold")
@@ -1440,7 +1431,7 @@ def concept_17(k, figures):
     # A step: phases, each ending where the next reads what the others stored (training.cuh's
     # cluster.sync() calls: after each forward layer but the output, after each backward layer
     # that sends partial products, at the step's end).
-    y2, pw, x = 660, 118, x0
+    y2, pw, x = 610, 118, x0
     phases = [f"fwd {l}" for l in range(layers - 1)] + \
         [f"output, loss,\nbwd {layers - 1}, {layers - 2}"] + \
         [f"bwd {l}" for l in range(layers - 3, 0, -1)] + ["bwd 0 (SGD)"]
