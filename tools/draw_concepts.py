@@ -8,7 +8,7 @@ namespace-level `constexpr int kName = expression;`, evaluated with the constant
 from the measured CSVs, so that a figure cannot drift from the code it explains; a constant that
 is missing or no longer an integer stops the script with an `error:` line. Chapter 11's figure is
 skipped, with a line saying so, until chapters/11_clusters exists. The same inputs give the same
-PNG bytes. A figure is a short description over Canvas (boxes, text, arrows, wrapped notes,
+PNG bytes. A figure is a short description over Canvas (boxes, text, arrows, rows of text,
 legends, boxes joined by arrows) and Timeline (named rows, bars and bands over time).
 """
 import ast
@@ -19,7 +19,6 @@ import operator
 import os
 import re
 import sys
-import textwrap
 
 import matplotlib
 
@@ -230,11 +229,6 @@ def tint(color, amount):
     return tuple(1 - amount * (1 - np.array(to_rgb(color))))
 
 
-def nb(text):
-    """`text` with no-break spaces, so that notes never wrap inside it."""
-    return text.replace(" ", "\u00a0")
-
-
 class Canvas:
     def __init__(self, width, height, title):
         self.fig = plt.figure(figsize=(width / DPI, height / DPI), dpi=DPI)
@@ -286,19 +280,6 @@ class Canvas:
             self.line([x + c * cell_w] * 2, [y, y + rows * cell_h], color, lw)
         for r in range(rows + 1):
             self.line([x, x + cols * cell_w], [y + r * cell_h] * 2, color, lw)
-
-    def notes(self, x, y, text, width=46, size=12, gap=14):
-        """Paragraphs (blank lines between) from (x, y) down, wrapped at `width` characters; a
-        paragraph's leading `**heading**` on a line of its own, in bold."""
-        for paragraph in re.split(r"\n\s*\n", text.strip()):
-            paragraph = paragraph.strip()
-            heading = re.match(r"\*\*(.+?)\*\*", paragraph)
-            rows = textwrap.wrap(re.sub(r"[ \n]+", " ", paragraph[heading.end():] if heading
-                                        else paragraph).strip(), width)
-            for i, row in enumerate(([heading.group(1)] if heading else []) + rows):
-                self.text(x, y, row, size, weight="bold" if heading and i == 0 else None)
-                y += size * 2.1
-            y += gap
 
     def legend(self, x, y, items, size=11, spacing=22):
         """A row of coloured squares, each followed by its label."""
@@ -462,10 +443,11 @@ def concept_02(k, figures):
                                                                                  cols0 + j)
                 cv.rect(mx + c * mini - 1.5, my + r * mini - 1.5, 4, 4, face="black",
                         edge="black", lw=0.3, zorder=3)
-        cv.notes(mx, my + tile_m * mini + 20, f"""K-major (forward pass): rows {ty},
-            {ty + threads_m}, ..., {ty + (tm - 1) * threads_m}, {threads_m} apart; columns
-            {threads_n} apart""" if k_major else f"""MN-major (weight gradient), as drawn left:
-            rows {rows0}-{rows0 + tm - 1}, columns {cols0}-{cols0 + tn - 1}""", 30, 11)
+        cv.lines(mx, my + tile_m * mini + 20, [
+            "K-major (forward pass): rows", f"{ty}, {ty + threads_m}, ..., {ty + (tm - 1) * threads_m}, "
+            f"{threads_m} apart;", f"columns {threads_n} apart"] if k_major else [
+            "MN-major (weight gradient), as", f"drawn left: rows {rows0}-{rows0 + tm - 1},",
+            f"columns {cols0}-{cols0 + tn - 1}"], step=20)
     pad = k["ch02_pad"]  # SmemTile (smem_tile.cuh): each stored row padded by kPad halves
     k_major_kib = (tile_m + tile_n) * (tile_k + pad) * 2 / 1024
     mn_major_kib = tile_k * (tile_m + pad + tile_n + pad) * 2 / 1024
@@ -521,8 +503,8 @@ def concept_03(k, figures):
           "mn", [(2 * t, h * 8 + g, 2, 1, h, l) for g, t, l in lanes for h in range(2)], quads[:2])
     warp_m, warp_n = k["ch03_warp_tile_m"] // mm, k["ch03_warp_tile_n"] // mn
     cv.lines(bx + mn * c + 90, y0 - 40, [
-        "a cell's number: the lane holding it;", f"lane l: group {nb('g = l / 4')}, pair "
-        f"{nb('t = l % 4')}", "", f"per 16 of K, a warp ({k['ch03_warp_tile_m']} x "
+        "a cell's number: the lane holding it;", "lane l: group g = l / 4, pair "
+        "t = l % 4", "", f"per 16 of K, a warp ({k['ch03_warp_tile_m']} x "
         f"{k['ch03_warp_tile_n']}) issues", f"{warp_m} ldmatrix.x4 for A, {warp_n // 2} for B, "
         f"{warp_m * warp_n} mma.sync", "", "source: PTX ISA, \"Matrix Fragments", "for "
         "mma.m16n8k16\" and \"ldmatrix\""], step=22)
@@ -731,8 +713,8 @@ def concept_07(k, figures):
         cv.bold(sx + sw / 2, gy + 124, f"stage {s}", 11, ha="center")
         cv.rect(sx + 14, gy + 144, sw - 28, 30, face="white", edge="black", lw=1.5,
                 text=f"full[{s}]", weight="bold")
-    cv.notes(rx, gy + 200, f"""full[s] completes its phase when thread 0 has arrived and all
-        {stage_kib} KiB have landed: then every warp may read stage s.""", 76, 10)
+    cv.text(rx, gy + 200, f"full[s] completes its phase when thread 0 has arrived and all "
+            f"{stage_kib} KiB have landed", 10)
     wx, ww, wh = rx + stages * (sw + 14) + 42, 64, 55  # the block's warps, not to scale
     cv.arrow(wx - 52, gy + 55, wx - 6, gy + 55)
     cv.bold(wx, gy - 30, f"{warps} warps, {k['ch07_warp_tile_m']} x {k['ch07_warp_tile_n']} of C "
@@ -742,9 +724,8 @@ def concept_07(k, figures):
                size=10)
     cv.text(wx + warps_n * ww / 2, gy + warps_m * wh + 8, f"the block's {tm} x {tn} tile of C",
             10, "center", "top", color=MUTED)
-    cv.notes(wx, gy + warps_m * wh + 42, f"""each warp, per K tile: waits on full[s]; {loads}
-        ldmatrix.x4 through the swizzle, {mmas} mma.sync.m{k['mma_m']}n{k['mma_n']}k{k['mma_k']}
-        (chapter 03's fragments)""", 52, 10)
+    cv.lines(wx, gy + warps_m * wh + 42, ["each warp, per K tile: waits on full[s];", f"{loads} "
+             f"ldmatrix.x4, {mmas} mma.sync (chapter 03's)"], step=20, size=10)
     y0, row_h = 450, 52  # the stages over time, with the phases of their full barriers
     cv.bold(x0, y0 - 66, f"Over time: K tile t uses stage t % {stages}; full[t % {stages}] "
             f"completes phase t / {stages} when it has landed")
@@ -1028,15 +1009,14 @@ def concept_10(k, sms, figures):
                 else "row by row", ha="center")
         cv.text(px + tiles_n * cell / 2, gy + tiles_m * cell + 10, f"{reads[grouped][0]} rows "
                 f"of A,\n{reads[grouped][1]} columns of B", 10, "center", "top")
-    cv.notes(x0, 70, f"""**Persistent** {sms} blocks, one per SM ({sms} SMs on the H100 of the
-        results): block b computes tiles b, b + {sms}, b + {2 * sms}, ...; the ring's stage and
-        phase counters carry on from one tile to the next.
-
-        **Grouped order** groups of {group} tile rows, column by column inside a group (right).
-
-        **The epilogue through TMA (kStore)** {box_cols}-column boxes of
-        {k['store_box_bytes'] // 1024} KiB through {buffers} staging buffers per consumer: one box
-        is written while the store of the one before leaves.""", width=104, size=11, gap=8)
+    cv.lines(x0, 70, [
+        f"persistent: {sms} blocks, one per SM ({sms} SMs on the H100 of the results); block b "
+        f"computes tiles b, b + {sms}, b + {2 * sms}, ...", "the ring's stage and phase counters "
+        "carry on from one tile to the next", "", f"grouped order: groups of {group} tile rows, "
+        "column by column inside a group (right)", "", f"epilogue through TMA (kStore): "
+        f"{box_cols}-column boxes of {k['store_box_bytes'] // 1024} KiB through {buffers} staging "
+        "buffers", "per consumer: one box is written while the store of the one before leaves"],
+             step=26, size=11)
     issue, write, store, writes, t = 0.15, 0.4, 0.4, [], 0.0  # one block, two tiles
     for box in range(boxes):  # box j once the store of box j - buffers has read its buffer
         t = max(t, writes[box - buffers] + write + store) if box >= buffers else t
