@@ -682,8 +682,7 @@ def concept_06(k, kinds, figures):
 
 
 def concept_07(k, figures):
-    """Chapter 06's mma.sync kernel fed by TMA: thread 0 starts a copy per operand per stage,
-    full[s] counts the bytes, every warp waits on it and reads through the swizzle."""
+    """Chapter 06's mma.sync kernel fed by TMA: thread 0 copies, full[s] counts the bytes."""
     stages, tile_k, tm, tn = k["ch07_stages"], k["tile_k"], k["ch07_block_tile_m"], \
         k["ch07_block_tile_n"]
     warps_m, warps_n = k["ch07_warps_m"], k["ch07_warps_n"]
@@ -763,8 +762,7 @@ def swizzle_inset(cv, x, y, k, chunk=2, cw=36, ch=26):
              "bank once", f"unswizzled: all in slot {chunk}, 8-way bank conflicts"], step=20, size=10)
 
 def concept_08(k, figures):
-    """Chapter 07's ring with wgmma: a warpgroup multiplies 64 x 256 x 16 per instruction, its
-    operands read from shared memory through descriptors; two warpgroups per 128 x 256 tile."""
+    """Chapter 07's ring with wgmma: a warpgroup's operands read from shared memory."""
     tile_k, stages, acc, tm, tn = k["tile_k"], k["ch08_stages"], k["accumulators"], \
         k["ch08_block_tile_m"], k["ch08_block_tile_n"]
     wm, wn, wk, groups = k["wgmma_m"], k["wgmma_n"], k["wgmma_k"], k["ch08_warpgroups"]
@@ -932,8 +930,7 @@ def roles_legend(cv, x, y, in_flight, epilogue, caption):
 
 
 def concept_09(k, figures):
-    """A producer warpgroup and two consumer warpgroups meeting only at full[s] and empty[s];
-    one tile per block, so its epilogue and the next block's start leave the tensor cores idle."""
+    """A producer and two consumer warpgroups meeting only at full[s] and empty[s]."""
     stages, consumers, threads = k["ch09_stages"], k["ch09_consumers"], k["ch09_threads"]
     tm, tn, wg, wm, launch = k["ch09_block_tile_m"], k["ch09_block_tile_n"], \
         k["warpgroup_threads"], k["wgmma_m"], k["launch_registers"]
@@ -978,8 +975,7 @@ def concept_09(k, figures):
 
 
 def concept_10(k, sms, figures):
-    """Chapter 09's block made persistent, one per SM, walking its tiles in a grouped order, its
-    result leaving through staging boxes and TMA stores under the next tile's main loop."""
+    """Chapter 09's block made persistent: a grouped tile order, TMA stores under the next tile."""
     stages, consumers, tm, tn = k["ch10_stages"], k["ch10_consumers"], k["ch10_block_tile_m"], \
         k["ch10_block_tile_n"]
     group, box_cols, buffers = k["group_tile_rows"], k["store_box_columns"], k["store_buffers"]
@@ -1049,9 +1045,7 @@ def concept_10(k, sms, figures):
 
 
 def concept_11(k, figures):
-    """Chapter 10's kernel in clusters of two CTAs on two tiles one above the other: each loads
-    its A tile and half of the shared B tile, multicast into both; empty[s] collects both CTAs'
-    consumers."""
+    """Chapter 10's kernel in clusters of two CTAs, each multicasting half of the shared B tile."""
     if not os.path.isdir(os.path.join(ROOT, CH11_DIR)):
         print(f"skipped concept_11_clusters.png: no {CH11_DIR} yet (drawn from {CH11_HEADER} "
               "once the chapter exists)")
@@ -1137,8 +1131,7 @@ def concept_11(k, figures):
 
 
 def concept_12(k, figures):
-    """Swap AB (the weights on wgmma's M, the batch on its N) and the split-K sum by the last
-    block to arrive, in a fixed order, for an example product of the trainer."""
+    """Swap AB, and the split-K sum by the last block to arrive, for one example product."""
     wm, tile_k = k["wgmma_m"], k["tile_k"]
     batch_tiles = read_ints(CH12_DISPATCH, r"constexpr int kBatchTiles\[\] = \{([\d, ]+)\};",
                             "constexpr int kBatchTiles[] = {...};")
@@ -1196,10 +1189,8 @@ def concept_12(k, figures):
 
 
 def concept_15(k, figures):
-    """One step of chapter 14's CUDA graph against one of chapter 15's persistent kernel, on one
-    time axis, from the measurements: the step times, the graph node and the grid barrier from
-    bench/sync_costs, the phases read with clock64 (784-128-128-128-10 at batch 32): a phase per
-    layer forward, the loss by block 0 alone, a phase per layer backward, 2 L + 1 barriers."""
+    """One step of chapter 14's CUDA graph against one of chapter 15's persistent kernel, to
+    scale from the measurements (784-128-128-128-10 at batch 32, 2 L + 1 phases)."""
     tile_m, tile_n = k["ch15_tile_m"], k["ch15_tile_n"]
     hidden = [int(w) for w in CH15_MODEL.split("-")]
     ch14 = read_rows(CH14_STEPS, chapter="09_swap_ab_split_k", layers=CH15_MODEL,
@@ -1288,9 +1279,7 @@ def read_step_tile(name):
 
 
 def concept_16(k, figures):
-    """One warp's steps of 16 along K: chapter 15's one accumulator chain against chapter 16's
-    kChains chains; and the weight gradients' 2 x 2 tile of 32 x 32 tiles, a warp's fragments
-    shared among them."""
+    """One warp's K steps, one accumulator chain against kChains; the weight gradients' wide tile."""
     tile_m, tile_n, mma_m, mma_n, mma_k = (k["ch15_tile_m"], k["ch15_tile_n"], k["mma_m"],
                                            k["mma_n"], k["mma_k"])
     _, _, layer_k, chains = read_step_tile("LayerTile")
@@ -1365,9 +1354,7 @@ def model_layout_bytes(c, sizes):
 
 
 def concept_17(k, figures):
-    """Chapter 17: one cluster of 16 blocks holds the model; a forward layer's own columns go
-    into every block's X by stores into distributed shared memory, then a cluster barrier; the
-    partial products of a backward layer go to their columns' owners; a step's barriers."""
+    """The model in one cluster: the stores into each other's shared memory, the layout, a step."""
     parts = model_layout_bytes(k, CH17_MODEL)
     blocks, rows, limit = k["ch17_blocks"], k["ch17_rows"], k["ch17_limit"]
     own, sender, layers = CH17_MODEL[1] // blocks, 2, len(CH17_MODEL) - 1
@@ -1431,10 +1418,7 @@ def concept_17(k, figures):
 
 
 def concept_18(k, figures):
-    """Chapter 18 against chapter 17, one forward exchange of a few blocks over time, schematic:
-    stores then the cluster barrier (a fence, then every block waits for the last to arrive)
-    against st.async counted off each receiver's mbarrier (a block goes on once its bytes have
-    landed)."""
+    """Chapter 18 against chapter 17: one forward exchange of a few blocks, schematic."""
     blocks, rows, unit = k["ch17_blocks"], 5, 46
     work = [5.0, 6.2, 4.6, 5.6, 5.2]  # a product's length in each block drawn (not measured)
     send, fence, barrier, land = 1.2, 1.6, 1.4, 0.5
