@@ -1425,36 +1425,31 @@ def concept_18(k, figures):
     cv = Canvas(1400, 720, "Chapter 18: a block waits for the bytes it reads, not for the "
                 "cluster")
     names = [f"block {b}" for b in range(rows)] + [f"... {blocks} in all"]
-    # Chapter 17: product, stores into every block, the barrier's fence, the wait for the last.
-    y17, release = 130, max(work) + send + fence
-    cv.head(40, y17 - 52, "Chapter 17: stores, then cluster.sync()", f"each block stores its "
-            f"columns into all {blocks} blocks, then arrives: MEMBAR.ALL.GPU waits for its "
-            "stores, and no block goes on before the last has arrived")
-    tl = Timeline(cv, 190, y17, unit, 26, names)
-    for b, w in enumerate(work):
-        tl.bar(b, 0, w, MMA_COLOR)
-        tl.bar(b, w, w + send, COPY_COLOR, 0.7)
-        tl.bar(b, w + send, w + send + fence, OKABE_ITO["grey"], 0.5)
-        tl.wait(b, w + send + fence, release)
-        tl.bar(b, release + barrier, release + barrier + 3, MMA_COLOR, 0.25)
-    tl.span(release, release + barrier, rows, tint(OKABE_ITO["blue"], 0.8), over=4)
-    cv.text(tl.X(release + barrier / 2), y17 + rows * 26 + 22, "barrier", 10, "center")
-    # Chapter 18: product, st.async to the others; a receiver goes on once its bytes are in.
-    y18, landed = 430, max(w + send for w in work) + land
-    cv.head(40, y18 - 52, "Chapter 18: st.async, then each block's own mbarrier",
-            f"each block sends its columns to the {blocks - 1} others, each store counting its "
-            "bytes off the receiver's mbarrier; a block goes on once the bytes it expects have "
-            "landed")
-    tl = Timeline(cv, 190, y18, unit, 26, names)
-    for b, w in enumerate(work):
-        tl.bar(b, 0, w, MMA_COLOR)
-        tl.bar(b, w, w + send, COPY_COLOR, 0.7)
-        tl.wait(b, w + send, landed)
-        cv.rect(tl.X(w + send), y18 + b * 26 + 17, 2.4 * unit, 5,  # the next batch's copy
-                face=tint(OKABE_ITO["yellow"], 0.9), edge="none")
-        tl.bar(b, landed, landed + 3, MMA_COLOR, 0.25)
-    cv.text(tl.X(landed) + 4, y18 + rows * 26 + 22, "the last bytes land: the phase completes",
-            10)
+    release, landed = max(work) + send + fence, max(w + send for w in work) + land
+    for y, ch17, title, sub in [
+            (130, True, "Chapter 17: stores, then cluster.sync()", f"each block stores its columns "
+             f"into all {blocks} blocks, then arrives: MEMBAR.ALL.GPU waits for its stores, and "
+             "no block goes on before the last has arrived"),
+            (430, False, "Chapter 18: st.async, then each block's own mbarrier", "each block "
+             f"sends its columns to the {blocks - 1} others, each store counting its bytes off "
+             "the receiver's mbarrier; a block goes on once the bytes it expects have landed")]:
+        cv.head(40, y - 52, title, sub)
+        tl, go = Timeline(cv, 190, y, unit, 26, names), release + barrier if ch17 else landed
+        for b, w in enumerate(work):  # product, stores, (fence), wait, the next layer
+            tl.bar(b, 0, w, MMA_COLOR)
+            tl.bar(b, w, w + send, COPY_COLOR, 0.7)
+            if ch17:
+                tl.bar(b, w + send, w + send + fence, OKABE_ITO["grey"], 0.5)
+            else:  # the next batch's copy, under the wait
+                cv.rect(tl.X(w + send), y + b * 26 + 17, 2.4 * unit, 5,
+                        face=tint(OKABE_ITO["yellow"], 0.9), edge="none")
+            tl.wait(b, w + send + fence * ch17, release if ch17 else landed)
+            tl.bar(b, go, go + 3, MMA_COLOR, 0.25)
+        if ch17:
+            tl.span(release, go, rows, tint(OKABE_ITO["blue"], 0.8), over=4)
+        cv.text(tl.X(release + barrier / 2) if ch17 else tl.X(landed) + 4, y + rows * 26 + 22,
+                "barrier" if ch17 else "the last bytes land: the phase completes", 10,
+                "center" if ch17 else "left")
     cv.legend(190, 640, [(tint(MMA_COLOR, 0.45), "a block's product"),
                          (tint(COPY_COLOR, 0.7), "its stores to the others"),
                          (tint(OKABE_ITO["grey"], 0.5), "the release fence"),
