@@ -402,8 +402,8 @@ def concept_02(k, figures):
             ha="center", color=A_COLOR)
     cv.bold(cx + cw / 2, top - 16, f"op(B): the block's {tile_n} columns, all of K", 12,
             ha="center", color=B_COLOR)
-    cv.lines(ax0, top + 10, ["per K step, all", f"{threads} threads copy the", "highlighted tiles into",
-                             "shared memory"], step=20)
+    cv.lines(ax0, top + 10, ["per K step, all", f"{threads} threads copy the",
+                             "highlighted tiles into", "shared memory"], step=20)
     cv.box(ax0 + now * d, cy + rows0 * e, d, tm * e, A_COLOR, 1, lw=1)
     cv.box(cx + cols0 * e, top + now * d, tn * e, d, B_COLOR, 1, lw=1)
     # The block tile of C: threads_m x threads_n threads, each tm x tn.
@@ -444,8 +444,8 @@ def concept_02(k, figures):
                 cv.rect(mx + c * mini - 1.5, my + r * mini - 1.5, 4, 4, face="black",
                         edge="black", lw=0.3, zorder=3)
         cv.lines(mx, my + tile_m * mini + 20, [
-            "K-major (forward pass): rows", f"{ty}, {ty + threads_m}, ..., {ty + (tm - 1) * threads_m}, "
-            f"{threads_m} apart;", f"columns {threads_n} apart"] if k_major else [
+            "K-major (forward pass): rows", f"{ty}, {ty + threads_m}, ..., "
+            f"{ty + (tm - 1) * threads_m}, {threads_m} apart;", f"columns {threads_n} apart"] if k_major else [
             "MN-major (weight gradient), as", f"drawn left: rows {rows0}-{rows0 + tm - 1},",
             f"columns {cols0}-{cols0 + tn - 1}"], step=20)
     pad = k["ch02_pad"]  # SmemTile (smem_tile.cuh): each stored row padded by kPad halves
@@ -759,7 +759,8 @@ def swizzle_inset(cv, x, y, k, chunk=2, cw=36, ch=26):
                     color="white" if hit else MUTED, weight="bold" if hit else None)
     cv.rect(gx, gy, chunks * cw, rows * ch, edge=A_COLOR, lw=1.2)
     cv.lines(x, gy + rows * ch + 26, [f"ldmatrix reads chunk {chunk} of rows 0-7: 8 slots, each "
-             "bank once", f"unswizzled: all in slot {chunk}, 8-way bank conflicts"], step=20, size=10)
+             "bank once", f"unswizzled: all in slot {chunk}, 8-way bank conflicts"], step=20,
+             size=10)
 
 def concept_08(k, figures):
     """Chapter 07's ring with wgmma: a warpgroup's operands read from shared memory."""
@@ -846,8 +847,8 @@ def concept_08(k, figures):
              180), (*load, COPY_COLOR, 0.35, 180), (*mma, MMA_COLOR, 0.3, 210),
             ("accumulators", f"{floats} floats per thread", C_COLOR, 0.2, 180)], gap=38)
     cv.lines(1066, ty + 20, [f"the {tm} x {tn} tile: chapter 07, {blocks7} blocks,",
-                             f"{blocks7 * warps7 * loads7} ldmatrix.x4 + {blocks7 * warps7 * mmas7} "
-                             "mma.sync;", f"chapter 08, {groups * wgmmas} wgmma per K tile"],
+                             f"{blocks7 * warps7 * loads7} ldmatrix.x4 + "
+                             f"{blocks7 * warps7 * mmas7} mma.sync;", f"chapter 08, {groups * wgmmas} wgmma per K tile"],
              step=20, size=10)
     cv.save(figures, "concept_08_wgmma.png")
 
@@ -1059,7 +1060,7 @@ def concept_11(k, figures):
     a_kib, half_kib = tm * tile_k * 2 // 1024, half * tile_k * 2 // 1024
     stage_kib, own_kib = a_kib + 2 * half_kib, a_kib + half_kib
     rank = [C_COLOR, EPILOGUE_COLOR]
-    cv = Canvas(1400, 750, "Chapter 11: two CTAs of a cluster share their B tile, each loading "
+    cv = Canvas(1180, 770, "Chapter 11: two CTAs of a cluster share their B tile, each loading "
                 "half of it for both")
     x0, gy, gh, cy, ch, slot_w = 40, 96, 80, 330, 270, 120
     cta_x, slot_x = [x0, x0 + 500], [20, 150, 280]  # the CTAs; A, B half 0, B half 1 in each
@@ -1113,20 +1114,9 @@ def concept_11(k, figures):
         f"full[s], in each CTA: 1 arrival (expect_tx of {stage_kib} KiB) and the bytes, {own_kib} "
         f"KiB from its own copies, {half_kib} KiB from the other CTA's multicast",
         f"empty[s], in each CTA: {2 * cwarps} arrivals, from the {cwarps} consumer warps of both "
-        "CTAs: a multicast refills the stage in both"], step=24)
-    px, py, e = 1060, 100, 0.9  # right: the pair of tiles in C, and what the cluster saves
-    cv.bold(px, py - 34, "The pair of tiles in C")
-    for h in range(2):
-        cv.box(px + 40 + h * half * e, py, half * e, tile_k * e, B_COLOR, 0.5 - 0.25 * h,
-               text=f"B half {h}", size=9)
-    for r in range(2):
-        y = py + tile_k * e + 12 + r * tm * e
-        cv.box(px, y, 28, tm * e, A_COLOR, text="A", size=9)
-        cv.box(px + 40, y, tn * e, tm * e, rank[r], 0.2, 1.5, text=f"tile {r}: CTA {r}\n{tm} x "
-               f"{tn}", size=10)
-    cv.lines(px, py + tile_k * e + 42 + 2 * tm * e, ["the same columns of B, different rows of "
-             "A:", f"each CTA reads {own_kib} of the {stage_kib} KiB", "it receives per K tile"],
-             step=20, size=10)
+        "CTAs: a multicast refills the stage in both", f"the pair: the same {tn} columns of B, "
+        f"different rows of A; each CTA reads {own_kib} of the {stage_kib} KiB it receives per K "
+        "tile"], step=24)
     cv.save(figures, "concept_11_clusters.png")
 
 
@@ -1279,7 +1269,7 @@ def read_step_tile(name):
 
 
 def concept_16(k, figures):
-    """One warp's K steps, one accumulator chain against kChains; the weight gradients' wide tile."""
+    """One warp's K steps, one accumulator chain against kChains; the weight gradients' tile."""
     tile_m, tile_n, mma_m, mma_n, mma_k = (k["ch15_tile_m"], k["ch15_tile_n"], k["mma_m"],
                                            k["mma_n"], k["mma_k"])
     _, _, layer_k, chains = read_step_tile("LayerTile")
