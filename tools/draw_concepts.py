@@ -445,8 +445,8 @@ def concept_02(k, figures):
                         edge="black", lw=0.3, zorder=3)
         cv.lines(mx, my + tile_m * mini + 20, [
             "K-major (forward pass): rows", f"{ty}, {ty + threads_m}, ..., "
-            f"{ty + (tm - 1) * threads_m}, {threads_m} apart;", f"columns {threads_n} apart"] if k_major else [
-            "MN-major (weight gradient), as", f"drawn left: rows {rows0}-{rows0 + tm - 1},",
+            f"{ty + (tm - 1) * threads_m}, {threads_m} apart;", f"columns {threads_n} apart"]
+            if k_major else ["MN-major (weight gradient), as", f"drawn left: rows {rows0}-{rows0 + tm - 1},",
             f"columns {cols0}-{cols0 + tn - 1}"], step=20)
     pad = k["ch02_pad"]  # SmemTile (smem_tile.cuh): each stored row padded by kPad halves
     k_major_kib = (tile_m + tile_n) * (tile_k + pad) * 2 / 1024
@@ -848,8 +848,8 @@ def concept_08(k, figures):
             ("accumulators", f"{floats} floats per thread", C_COLOR, 0.2, 180)], gap=38)
     cv.lines(1066, ty + 20, [f"the {tm} x {tn} tile: chapter 07, {blocks7} blocks,",
                              f"{blocks7 * warps7 * loads7} ldmatrix.x4 + "
-                             f"{blocks7 * warps7 * mmas7} mma.sync;", f"chapter 08, {groups * wgmmas} wgmma per K tile"],
-             step=20, size=10)
+                             f"{blocks7 * warps7 * mmas7} mma.sync;",
+                             f"chapter 08, {groups * wgmmas} wgmma per K tile"], step=20, size=10)
     cv.save(figures, "concept_08_wgmma.png")
 
 
