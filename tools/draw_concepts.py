@@ -446,7 +446,8 @@ def concept_02(k, figures):
         cv.lines(mx, my + tile_m * mini + 20, [
             "K-major (forward pass): rows", f"{ty}, {ty + threads_m}, ..., "
             f"{ty + (tm - 1) * threads_m}, {threads_m} apart;", f"columns {threads_n} apart"]
-            if k_major else ["MN-major (weight gradient), as", f"drawn left: rows {rows0}-{rows0 + tm - 1},",
+            if k_major else ["MN-major (weight gradient), as",
+                             f"drawn left: rows {rows0}-{rows0 + tm - 1},",
             f"columns {cols0}-{cols0 + tn - 1}"], step=20)
     pad = k["ch02_pad"]  # SmemTile (smem_tile.cuh): each stored row padded by kPad halves
     k_major_kib = (tile_m + tile_n) * (tile_k + pad) * 2 / 1024
