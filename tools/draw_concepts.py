@@ -448,7 +448,7 @@ def concept_02(k, figures):
             f"{ty + (tm - 1) * threads_m}, {threads_m} apart;", f"columns {threads_n} apart"]
             if k_major else ["MN-major (weight gradient), as",
                              f"drawn left: rows {rows0}-{rows0 + tm - 1},",
-            f"columns {cols0}-{cols0 + tn - 1}"], step=20)
+                             f"columns {cols0}-{cols0 + tn - 1}"], step=20)
     pad = k["ch02_pad"]  # SmemTile (smem_tile.cuh): each stored row padded by kPad halves
     k_major_kib = (tile_m + tile_n) * (tile_k + pad) * 2 / 1024
     mn_major_kib = tile_k * (tile_m + pad + tile_n + pad) * 2 / 1024
