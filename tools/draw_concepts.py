@@ -672,13 +672,10 @@ def concept_06(k, kinds, figures):
         nx = px + mn * cw + 20
         if paired:
             cv.text(nx, py + 20, "each lane writes\n8 bytes: every\nsector once, whole", va="top")
-            cv.text(nx, py + 110, "fp16 outputs (2 bytes):\na quarter of a sector\nper store one "
-                    "at a\ntime, half as half2 pairs", va="top", color=MUTED)
         else:
             for e in range(2):
                 cv.legend(nx, py + 20 + 28 * e, [(colors[e], f"store {e + 1}: c[{e}]")])
-            cv.text(nx, py + 100, "each store writes\n4 bytes of every 8:\nevery sector is\n"
-                    "written twice, half\neach time", va="top")
+            cv.text(nx, py + 100, "every sector\nwritten twice,\nhalf each time", va="top")
     cv.save(figures, "concept_06_epilogue.png")
 
 
@@ -768,9 +765,8 @@ def concept_08(k, figures):
     tile_k, stages, acc, tm, tn = k["tile_k"], k["ch08_stages"], k["accumulators"], \
         k["ch08_block_tile_m"], k["ch08_block_tile_n"]
     wm, wn, wk, groups = k["wgmma_m"], k["wgmma_n"], k["wgmma_k"], k["ch08_warpgroups"]
-    swizzle, atom, wgmmas, warps = k["swizzle_bytes"], k["swizzle_atom_bytes"], tile_k // wk, \
-        k["warpgroup_threads"] // 32
-    cv = Canvas(1400, 830, f"Chapter 08: a warpgroup multiplies {wm} x {wn} x {wk} in one wgmma, "
+    swizzle, atom, wgmmas = k["swizzle_bytes"], k["swizzle_atom_bytes"], tile_k // wk
+    cv = Canvas(1400, 750, f"Chapter 08: a warpgroup multiplies {wm} x {wn} x {wk} in one wgmma, "
                 "A and B read from shared memory")
     x0, e, kk, ax, by = 40, 1.4, 1, 120, 122  # e: pixels per element; kk: the K step drawn
     cx, cy = ax + tile_k * e + 22, by + tile_k * e + 30
@@ -815,20 +811,7 @@ def concept_08(k, figures):
         f"MN-major: SBO = {atom} bytes; LBO = {swizzle // 2 * tile_k * 2} bytes; "
         f"a K step {wk * swizzle} bytes", f"(the {swizzle}-byte swizzle; the transpose flag "
         "tells wgmma which layout)"], step=20, size=10)
-    gx, gy, ce, re_, lane, warp = dx + 50, 300, 2.3, 2.6, 9, 1  # one warpgroup's accumulators
-    cv.bold(dx, gy - 30, f"Warpgroup 0's {wm} x {wn} accumulators, 16 rows per warp")
-    for w in range(warps):
-        cv.box(gx, gy + w * 16 * re_, wn * ce, 16 * re_, C_COLOR, 0.1 + 0.12 * (w % 2), lw=0.8)
-        cv.text(gx - 6, gy + (w + 0.5) * 16 * re_, f"warp {w}", 9, "right")
-    for r in (16 * warp + lane // 4, 16 * warp + lane // 4 + 8):
-        for i in range(wn // 8):
-            cv.rect(gx + (8 * i + 2 * (lane % 4)) * ce, gy + r * re_, 2 * ce, re_, face="black",
-                    edge="none", zorder=3)
-    cv.text(gx + wn * ce / 2, gy + wm * re_ + 10, f"columns 0-{wn - 1}", 9, "center", "top",
-            color="#666666")
-    cv.text(dx, gy + wm * re_ + 40, f"black: lane {lane} of warp {warp}, {acc} floats: chapter "
-            "03's accumulator fragment once per 8 columns", 10)
-    ty, steps7 = 620, tile_k // k["mma_k"]  # chapter 07's warp and chapter 08's warpgroup
+    ty, steps7 = 540, tile_k // k["mma_k"]  # chapter 07's warp and chapter 08's warpgroup
     w7m, w7n, warps7 = k["ch07_warp_tile_m"], k["ch07_warp_tile_n"], k["ch07_warps_m"] * \
         k["ch07_warps_n"]
     loads7 = steps7 * (k["ch07_mma_tiles_m"] + k["ch07_mma_tiles_n"] // 2)
