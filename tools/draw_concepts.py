@@ -342,6 +342,11 @@ class Timeline:
         self.c.rect(self.X(t0), self.y - over, (t1 - t0) * self.unit,
                     rows * self.row_h + 2 * over, face=face, edge="none", **kw)
 
+    def frame(self, t0, t1, rows):
+        """A dashed frame around rows 0 .. rows - 1 from t0 to t1."""
+        self.c.rect(self.X(t0), self.y + 2, (t1 - t0) * self.unit, rows * self.row_h - 4,
+                    edge="black", lw=1.5, linestyle="--", zorder=6)
+
     def wait(self, r, t0, t1):
         self.c.line([self.X(t0), self.X(t1)], [self.mid(r)] * 2, GRID, 0.9, ":")
 
@@ -895,14 +900,16 @@ def roles_run(tl, stages, k_tiles, run, issue, last_release=True):
             tl.c.mark(tl.X(released[i]), tl.y + (s + 1) * tl.row_h - 5, "E", MMA_COLOR)
 
 
-def roles_timeline(cv, x0, y, stages, consumers, horizon, rh, extra=()):
+def roles_timeline(cv, x0, y, title, stages, consumers, horizon, rh, extra=()):
+    cv.bold(x0, y - 26, f"{title} (schematic, not to scale)")
     return Timeline(cv, x0 + 200, y, 1120 / horizon, rh, ["producer (thread 0)"] +
                     [f"stage {s}" for s in range(stages)] +
                     [f"consumers ({consumers} warpgroups)"] + list(extra), name_x=x0, rule=1120)
 
 
-def roles_legend(cv, x, y, in_flight, epilogue, caption):
-    """The legend of a roles timeline: its colours, its F and E marks, and a one-line caption."""
+def roles_legend(cv, x, tl, rows, in_flight, epilogue, caption):
+    """Under the `rows` rows of `tl`: its colours, its F and E marks, and a one-line caption."""
+    y = tl.y + rows * tl.row_h + 44
     cv.legend(x, y, [(COPY_COLOR, "TMA load issued"), (tint(COPY_COLOR, 0.55), in_flight),
                      (tint(COPY_COLOR, 0.2), "landed, not yet read"),
                      (tint(MMA_COLOR, 0.55), "read by the wgmmas"),
@@ -941,8 +948,8 @@ def concept_09(k, figures):
     k_tiles, issue, gap = 6, 0.15, 0.8  # two blocks on one SM, one tile each
     run = simulate_roles(stages, k_tiles, 1, latency=2.6, wgmma=1.0, epilogue=3.0, issue=issue)
     length, ty, rh = run[5][0][1], 252, 44  # a block: from its first copy to its epilogue's end
-    cv.bold(x0, ty - 26, "Two blocks, one after the other on one SM (schematic, not to scale)")
-    tl = roles_timeline(cv, x0, ty, stages, consumers, 2 * length + gap + 0.2, rh)
+    tl = roles_timeline(cv, x0, ty, "Two blocks, one after the other on one SM", stages,
+                        consumers, 2 * length + gap + 0.2, rh)
     for b in range(2):
         tl.x0 = x0 + 200 + b * (length + gap) * tl.unit
         roles_run(tl, stages, k_tiles, run, issue, last_release=False)
@@ -951,11 +958,10 @@ def concept_09(k, figures):
         cv.text(tl.X(0), ty + (stages + 2) * rh + 12, "the next block on this SM: its tile" if b
                 else "block b: its tile", 10, color=MUTED)
     tl.x0 = x0 + 200  # dashed: the tensor cores idle from the last wgmma to the next tile's
-    cv.rect(tl.X(run[3][-1]), ty + 2, (length + gap + run[2][0] - run[3][-1]) * tl.unit,
-            (stages + 2) * rh - 4, edge="black", lw=1.5, linestyle="--", zorder=6)
-    ly = ty + (stages + 2) * rh + 44
-    roles_legend(cv, x0, ly, "copy in flight", "epilogue", "numbers: the K tile; dotted: the "
-                 "producer waits on empty[s]; dashed: the tensor cores idle (chapter 10)")
+    tl.frame(run[3][-1], length + gap + run[2][0], stages + 2)
+    roles_legend(cv, x0, tl, stages + 2, "copy in flight", "epilogue", "numbers: the K tile; "
+                 "dotted: the producer waits on empty[s]; dashed: the tensor cores idle "
+                 "(chapter 10)")
     cv.save(figures, "concept_09_roles.png")
 
 
@@ -1005,8 +1011,8 @@ def concept_10(k, sms, figures):
         t += write
     run = simulate_roles(stages, 6, 2, latency=2.6, wgmma=1.0, epilogue=t, issue=issue)
     ty, rh = 500, 42
-    cv.bold(x0, ty - 26, "One block over time: tiles b and b + grid (schematic, not to scale)")
-    tl = roles_timeline(cv, x0, ty, stages, consumers, run[5][-1][1] + store + 0.2, rh,
+    tl = roles_timeline(cv, x0, ty, "One block over time: tiles b and b + grid", stages,
+                        consumers, run[5][-1][1] + store + 0.2, rh,
                         [f"staging buffer {b}" for b in range(buffers)])
     roles_run(tl, stages, 6, run, issue)
     for j, (a, _) in enumerate(run[5]):
@@ -1019,13 +1025,10 @@ def concept_10(k, sms, figures):
                    hatch="//")
         cv.text(tl.X(run[2][j * 6]), ty + (stages + 4) * rh + 12, "tile b + grid" if j else
                 "tile b", 10, color=MUTED)
-    a, b = run[5][0][0], run[5][0][1] + store  # the next tile's copies, the stores under way
-    cv.rect(tl.X(a), ty + 2, (b - a) * tl.unit, (stages + 4) * rh - 4, edge="black", lw=1.5,
-            linestyle="--", zorder=6)
-    ly = ty + (stages + 4) * rh + 44
-    roles_legend(cv, x0, ly, "TMA load or store in flight", "box written to staging", "numbers: "
-                 f"the K tile, in the epilogue the box of {box_cols} columns; dashed: the next "
-                 "tile's loads and the last stores overlap")
+    tl.frame(run[5][0][0], run[5][0][1] + store, stages + 4)  # next tile's copies, last stores
+    roles_legend(cv, x0, tl, stages + 4, "TMA load or store in flight", "box written to staging",
+                 f"numbers: the K tile, in the epilogue the box of {box_cols} columns; dashed: "
+                 "the next tile's loads and the last stores overlap")
     cv.save(figures, "concept_10_tile_scheduler.png")
 
 
