@@ -4,8 +4,7 @@
 #       tools/plot_comparison.py draws every figure and the table from the synthetic CSVs in
 #       tests/data/plots/ (curves equal at every step drawn once, a missing point marked), and
 #       skips (without failing) when it has no inputs at all; tools/plot.py draws its figures
-#       from docs/results/; tools/draw_concepts.py draws the concept figures (chapter 11's once
-#       chapters/11_clusters exists), the same bytes every run, and stops with an error when a
+#       from docs/results/; tools/draw_concepts.py draws the concept figures, the same bytes every run, and stops with an error when a
 #       header no longer has a constant it uses
 #   tests/python_tools_test.sh pytorch-self-test SOURCE_ROOT DATA_DIR BUILD_ROOT
 #       bench/pytorch_mlp.py --self-test: the initial parameters and two epochs of batches it
@@ -107,23 +106,15 @@ plots() {
   done
 
   # The concept figures: all of them, the same bytes twice, and a constant the script cannot
-  # find in its header stops it with one error line. Chapter 11's is drawn once its folder
-  # exists, and skipped with a line saying so before.
+  # find in its header stops it with one error line.
   local concepts=(concept_01_naive concept_02_tiles concept_03_fragments concept_04_ring
     concept_05_split_k concept_06_epilogue concept_07_tma concept_08_wgmma concept_09_roles
-    concept_10_tile_scheduler concept_12_swap_ab_split_k concept_15_persistent_step
-    concept_16_step_tile concept_17_cluster_model concept_18_on_chip)
-  if [ -d "$root/chapters/11_clusters" ]; then
-    concepts+=(concept_11_clusters)
-  fi
+    concept_10_tile_scheduler concept_11_clusters concept_12_swap_ab_split_k
+    concept_15_persistent_step concept_16_step_tile concept_17_cluster_model concept_18_on_chip)
   output=$("$python" "$root/tools/draw_concepts.py" "$scratch/concepts" 2>&1) ||
     fail "draw_concepts.py: $output"
   output=$("$python" "$root/tools/draw_concepts.py" "$scratch/concepts_again" 2>&1) ||
     fail "draw_concepts.py (second run): $output"
-  if [ ! -d "$root/chapters/11_clusters" ]; then
-    grep -q '^skipped concept_11_clusters.png' <<<"$output" ||
-      fail "draw_concepts.py did not say it skipped chapter 11's figure: $output"
-  fi
   for png in "${concepts[@]}"; do
     is_png "$scratch/concepts/$png.png" || fail "draw_concepts.py: $png.png missing or not a PNG"
     cmp -s "$scratch/concepts/$png.png" "$scratch/concepts_again/$png.png" ||

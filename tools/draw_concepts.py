@@ -6,9 +6,8 @@
 Every size, count and name in the figures comes from the chapters' headers (CONSTANTS: a
 namespace-level `constexpr int kName = expression;`, evaluated with the constants it names) or
 from the measured CSVs, so that a figure cannot drift from the code it explains; a constant that
-is missing or no longer an integer stops the script with an `error:` line. Chapter 11's figure is
-skipped, with a line saying so, until chapters/11_clusters exists. The same inputs give the same
-PNG bytes. A figure is a short description over Canvas (boxes, text, arrows, rows of text,
+is missing or no longer an integer stops the script with an `error:` line. The same inputs give
+the same PNG bytes. A figure is a short description over Canvas (boxes, text, arrows, rows of text,
 legends, boxes joined by arrows) and Timeline (named rows, bars and bands over time).
 """
 import ast
@@ -64,6 +63,9 @@ chapters/10_tile_scheduler/gemm.cuh: ch10_block_tile_m=kBlockTileM ch10_block_ti
     ch10_consumers=kConsumers ch10_stages=kStages group_tile_rows=kGroupTileRows
     store_box_bytes=kStoreBoxBytes store_buffers=kStoreBuffers
 chapters/10_tile_scheduler/tma_store.cuh: store_box_columns=kStoreBoxColumns
+chapters/11_clusters/gemm.cuh: ch11_cluster_blocks=kClusterBlocks ch11_block_tile_m=kBlockTileM
+    ch11_block_tile_n=kBlockTileN ch11_stages=kStages ch11_consumer_warps=kConsumerWarps
+    ch11_tile_k=kTileK
 chapters/12_swap_ab/tiles.cuh: ch12_max_batch=kMaxBatch
 chapters/13_split_k_in_kernel/split_kernel.cuh: ch12_max_splits=kMostSplits
 chapters/15_persistent_step/tile.cuh: ch15_tile_m=kTileM ch15_tile_n=kTileN
@@ -74,12 +76,6 @@ chapters/17_cluster_model/layout.cuh: ch17_blocks=kClusterBlocks ch17_rows=kOnCh
 EPILOGUE_HEADER = "common/gemm_interface.cuh"
 # SMs of the GPU the results were measured on, as the bench logged it ("..., 132 SMs, ...").
 SM_LOG = "docs/results/gemm/logs/bench_01_08.txt"
-# Chapter 11's header: concept_11 reads it where it exists and is skipped, with a note, before.
-CH11_DIR = "chapters/11_clusters"
-CH11_HEADER = CH11_DIR + "/gemm.cuh"
-CH11_CONSTANTS = {"cluster_blocks": "kClusterBlocks", "block_tile_m": "kBlockTileM",
-                  "block_tile_n": "kBlockTileN", "stages": "kStages",
-                  "consumer_warps": "kConsumerWarps", "tile_k": "kTileK"}
 # Chapter 12's batch tiles, chapter 16's block tiles (StepTile<tiles M, tiles N, K tile, chains>).
 CH12_DISPATCH = "chapters/12_swap_ab/tiles.cuh"
 CH16_TILE_HEADER = "chapters/16_step_tile/tile.cuh"
@@ -1034,16 +1030,12 @@ def concept_10(k, sms, figures):
 
 def concept_11(k, figures):
     """Chapter 10's kernel in clusters of two CTAs, each multicasting half of the shared B tile."""
-    if not os.path.isdir(os.path.join(ROOT, CH11_DIR)):
-        print(f"skipped concept_11_clusters.png: no {CH11_DIR} yet (drawn from {CH11_HEADER} "
-              "once the chapter exists)")
-        return
-    c = {key: read_constant(CH11_HEADER, name) for key, name in CH11_CONSTANTS.items()}
-    if c["cluster_blocks"] != 2:
-        error(f"concept_11 draws clusters of 2 CTAs; {CH11_HEADER} says kClusterBlocks = "
-              f"{c['cluster_blocks']}")
-    tm, tn, tile_k, stages = c["block_tile_m"], c["block_tile_n"], c["tile_k"], c["stages"]
-    cwarps, half = c["consumer_warps"], tn // 2
+    if k["ch11_cluster_blocks"] != 2:
+        error("concept_11 draws clusters of 2 CTAs; chapter 11 says kClusterBlocks = "
+              f"{k['ch11_cluster_blocks']}")
+    tm, tn, tile_k, stages = (k[f"ch11_{key}"] for key in ("block_tile_m", "block_tile_n",
+                                                           "tile_k", "stages"))
+    cwarps, half = k["ch11_consumer_warps"], tn // 2
     a_kib, half_kib = tm * tile_k * 2 // 1024, half * tile_k * 2 // 1024
     stage_kib, own_kib = a_kib + 2 * half_kib, a_kib + half_kib
     rank = [C_COLOR, EPILOGUE_COLOR]
