@@ -4,8 +4,8 @@
 #       tools/plot_comparison.py draws every figure and the table from the synthetic CSVs in
 #       tests/data/plots/ (curves equal at every step drawn once, a missing point marked), and
 #       skips (without failing) when it has no inputs at all; tools/plot.py draws its figures
-#       from docs/results/; tools/draw_concepts.py draws the concept figures, the same bytes every run, and stops with an error when a
-#       header no longer has a constant it uses
+#       from docs/results/; tools/draw_concepts.py draws the concept figures, the same bytes
+#       every run, and stops with an error when a header no longer has a constant it uses
 #   tests/python_tools_test.sh pytorch-self-test SOURCE_ROOT DATA_DIR BUILD_ROOT
 #       bench/pytorch_mlp.py --self-test: the initial parameters and two epochs of batches it
 #       reads from the files of BUILD_ROOT/common/trainer_inputs equal the C++ ones, checksum for
