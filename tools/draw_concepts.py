@@ -377,9 +377,8 @@ def concept_01(k, figures):
             color=A_COLOR)
     cv.text(cx + col * s - 10, top + depth * s / 2, "its column\nof B:\nK values\n(grey:\nthread"
             " x + 1's)", ha="right", color=B_COLOR)
-    cv.lines(ax0, top + 10, ["thread (x, y),", "block (bx, by):", "", f"row = by * {side} + y",
-                             f"col = bx * {side} + x", "", "C[row][col] =", "  sum over i < K",
-                             "  of A[row][i] * B[i][col]"], step=26, size=12, family="monospace")
+    cv.lines(ax0, top + 10, ["thread (x, y) of", "block (bx, by):", f"row = by * {side} + y",
+                             f"col = bx * {side} + x"], step=26, size=12, family="monospace")
     cv.save(figures, "concept_01_naive.png")
 
 
@@ -806,12 +805,9 @@ def concept_08(k, figures):
             cv.text(dx + (lo + hi) / 2 * bit, 95, name, 9, "center")
         for b in (lo, hi):
             cv.text(dx + b * bit, 154, str(b), 8, "center", color="#666666")
-    cv.lines(dx, 186, [
-        f"K-major: start + {k['warpgroup_rows_bytes'] // 1024} KiB for warpgroup 1, + {wk * 2} "
-        f"bytes per K step; SBO = {atom} bytes; LBO unused",
-        f"MN-major: SBO = {atom} bytes; LBO = {swizzle // 2 * tile_k * 2} bytes; "
-        f"a K step {wk * swizzle} bytes", f"(the {swizzle}-byte swizzle; the transpose flag "
-        "tells wgmma which layout)"], step=20, size=10)
+    cv.lines(dx, 186, [f"K-major: start + {k['warpgroup_rows_bytes'] // 1024} KiB for warpgroup 1, "
+                       f"+ {wk * 2} bytes per K step; SBO = {atom} bytes", f"MN-major: SBO = "
+                       f"{atom} bytes, LBO = {swizzle // 2 * tile_k * 2} bytes"], step=20, size=10)
     ty, steps7 = 540, tile_k // k["mma_k"]  # chapter 07's warp and chapter 08's warpgroup
     w7m, w7n, warps7 = k["ch07_warp_tile_m"], k["ch07_warp_tile_n"], k["ch07_warps_m"] * \
         k["ch07_warps_n"]
@@ -995,8 +991,7 @@ def concept_10(k, sms, figures):
     cv.lines(x0, 70, [
         f"persistent: {sms} blocks, one per SM ({sms} SMs on the H100 of the results); block b "
         f"computes tiles b, b + {sms}, b + {2 * sms}, ...", "the ring's stage and phase counters "
-        "carry on from one tile to the next", "", f"grouped order: groups of {group} tile rows, "
-        "column by column inside a group (right)", "", f"epilogue through TMA (kStore): "
+        "carry on from one tile to the next", "", f"epilogue through TMA (kStore): "
         f"{box_cols}-column boxes of {k['store_box_bytes'] // 1024} KiB through {buffers} staging "
         "buffers", "per consumer: one box is written while the store of the one before leaves"],
              step=26, size=11)
