@@ -284,10 +284,10 @@ class Canvas:
             self.text(x + 22, y, label, size)
             x += 22 + 0.72 * size * len(label) + spacing
 
-    def flow(self, x, y, h, boxes, gap=54):
+    def flow(self, x, y, h, boxes, gap=54, arrows=True):
         """Boxes (title, body, colour, amount, width) left to right, an arrow between two."""
         for j, (title, body, color, amount, w) in enumerate(boxes):
-            if j:
+            if j and arrows:
                 self.arrow(x - gap + 2, y + h / 2, x - 4, y + h / 2)
             self.box(x, y, w, h, color, amount, lw=1.8)
             self.text(x + w / 2, y + 20, title, 12, "center", weight="bold")
@@ -407,20 +407,18 @@ def concept_02(k, figures):
     cv.box(ax0 + now * d, cy + rows0 * e, d, tm * e, A_COLOR, 1, lw=1)
     cv.box(cx + cols0 * e, top + now * d, tn * e, d, B_COLOR, 1, lw=1)
     # The block tile of C: threads_m x threads_n threads, each tm x tn.
-    cv.box(cx, cy, cw, ch, C_COLOR, 0.1, lw=1.5)
+    cv.matrix(cx, cy, cw, ch, f"block tile of C, {tile_m} x {tile_n}", C_COLOR)
     cv.grid(cx, cy, threads_n, threads_m, tn * e, tm * e, tint(C_COLOR, 0.5), 0.5)
     cv.rect(cx + cols0 * e, cy + rows0 * e, tn * e, tm * e, face=C_COLOR, edge="black", lw=1.5,
             zorder=3)
-    cv.bold(cx + cw / 2, cy - 14, f"block tile of C, {tile_m} x {tile_n}", 12, ha="center",
-            color=C_COLOR)
     cv.text(cx + cw / 2, cy + ch + 16, f"{threads_m} x {threads_n} threads, {tm} x {tn} each",
             ha="center")
     cv.bold(cx + (cols0 + tn) * e + 6, cy + (rows0 + tm / 2) * e, f"thread ({ty}, {tx})", 11,
             bbox=dict(facecolor="white", edgecolor="none", pad=1))
     # The thread's outer product, in registers.
     right, cell, ox, oy = cx + cw + 60, 14, cx + cw + 160, 160
-    cv.bold(right, 80, f"Thread ({ty}, {tx}), for each k of the tile:", 12)
-    cv.text(right, 104, "an outer product in registers", 12)
+    cv.head(right, 80, f"Thread ({ty}, {tx}), for each k of the tile:", "an outer product in "
+            "registers")
     for i in range(tm):
         cv.box(ox - cell - 10, oy + i * cell, cell, cell, A_COLOR, 0.5, lw=1)
     for j in range(tn):
@@ -921,15 +919,11 @@ def concept_09(k, figures):
     cv = Canvas(1400, 640, "Chapter 09: a producer warpgroup and two consumer warpgroups, "
                 "meeting only at mbarriers")
     x0, y = 40, 66
-    for j in range(consumers + 1):  # the warpgroups, with their setmaxnreg
-        cv.box(x0 + j * 308, y, 290, 86, MMA_COLOR if j else COPY_COLOR, 0.3 if j else 0.45, 1.8)
-        cv.bold(x0 + j * 308 + 12, y + 18, f"warpgroup {j}: " + ("consumer" if j else "producer"),
-                12)
-        cv.lines(x0 + j * 308 + 12, y + 44, [
-            f"setmaxnreg.inc to {k['consumer_registers']} registers;", f"rows {(j - 1) * wm}"
-            f"-{j * wm - 1} of the {tm} x {tn} tile"] if j else [
-            f"setmaxnreg.dec to {k['producer_registers']} registers;",
-            "thread 0 issues every TMA copy"], step=22, size=10)
+    cv.flow(x0, y, 86, [(f"warpgroup {j}: " + ("consumer" if j else "producer"), (
+        f"setmaxnreg.inc to {k['consumer_registers']} registers;\nrows {(j - 1) * wm}-{j * wm - 1}"
+        f" of the {tm} x {tn} tile") if j else (f"setmaxnreg.dec to {k['producer_registers']} "
+        "registers;\nthread 0 issues every TMA copy"), MMA_COLOR if j else COPY_COLOR,
+        0.3 if j else 0.45, 290) for j in range(consumers + 1)], gap=18, arrows=False)
     cv.text(x0, y + 108, f"{threads} threads, one block per SM, launched at {launch} registers "
             f"each: {wg} x {k['producer_registers']} + {consumers * wg} x "
             f"{k['consumer_registers']} = {threads} x {launch}.")
@@ -1125,8 +1119,8 @@ def concept_12(k, figures):
         f"{', '.join(map(str, batch_tiles))}", f"({tiles} tiles for {outputs} outputs)", "",
         "TMA copies the operands as stored;", "the epilogue stores (r, q) to C[q][r]"], step=22)
     rx, bh, slab_w = 760, 34, 120  # right: the splits of one tile and the last arrival's sum
-    cv.bold(rx, 90, f"One tile, K = {inputs} split {splits} ways: one block per split")
-    cv.text(rx, 112, f"({k_per} of K each, {k_per // tile_k} K tiles of {tile_k})")
+    cv.head(rx, 90, f"One tile, K = {inputs} split {splits} ways: one block per split",
+            f"({k_per} of K each, {k_per // tile_k} K tiles of {tile_k})")
     arrival = [2, 0, 3, 1]  # an example order in which the splits finish
     for s in range(splits):
         y, order = 140 + s * (bh + 12), arrival.index(s)
