@@ -764,7 +764,7 @@ def concept_08(k, figures):
         k["ch08_block_tile_m"], k["ch08_block_tile_n"]
     wm, wn, wk, groups = k["wgmma_m"], k["wgmma_n"], k["wgmma_k"], k["ch08_warpgroups"]
     swizzle, atom, wgmmas = k["swizzle_bytes"], k["swizzle_atom_bytes"], tile_k // wk
-    cv = Canvas(1400, 750, f"Chapter 08: a warpgroup multiplies {wm} x {wn} x {wk} in one wgmma, "
+    cv = Canvas(1400, 680, f"Chapter 08: a warpgroup multiplies {wm} x {wn} x {wk} in one wgmma, "
                 "A and B read from shared memory")
     x0, e, kk, ax, by = 40, 1.4, 1, 120, 122  # e: pixels per element; kk: the K step drawn
     cx, cy = ax + tile_k * e + 22, by + tile_k * e + 30
@@ -806,29 +806,21 @@ def concept_08(k, figures):
     cv.lines(dx, 186, [f"K-major: start + {k['warpgroup_rows_bytes'] // 1024} KiB for warpgroup 1, "
                        f"+ {wk * 2} bytes per K step; SBO = {atom} bytes", f"MN-major: SBO = "
                        f"{atom} bytes, LBO = {swizzle // 2 * tile_k * 2} bytes"], step=20, size=10)
-    ty, steps7 = 540, tile_k // k["mma_k"]  # chapter 07's warp and chapter 08's warpgroup
-    w7m, w7n, warps7 = k["ch07_warp_tile_m"], k["ch07_warp_tile_n"], k["ch07_warps_m"] * \
-        k["ch07_warps_n"]
+    ty, steps7, warps7 = 540, tile_k // k["mma_k"], k["ch07_warps_m"] * k["ch07_warps_n"]
     loads7 = steps7 * (k["ch07_mma_tiles_m"] + k["ch07_mma_tiles_n"] // 2)
     mmas7 = steps7 * k["ch07_mma_tiles_m"] * k["ch07_mma_tiles_n"]
     blocks7 = tm * tn // (k["ch07_block_tile_m"] * k["ch07_block_tile_n"])
-    cv.bold(x0, ty - 28, f"Per K tile of {tile_k}: chapter 07's warp and chapter 08's warpgroup")
-    for row, (label, load, mma, floats) in enumerate([
-            (f"chapter 07\none warp\n({w7m} x {w7n})", (f"{loads7} ldmatrix.x4", "fragments "
-             "into\nregisters"), (f"{mmas7} mma.sync", f"m{k['mma_m']}n{k['mma_n']}k{k['mma_k']}"
-             ", operands\nfrom registers"), w7m * w7n // 32),
-            (f"chapter 08\none warpgroup\n({wm} x {wn})", ("2 descriptors", "per wgmma, 64 bits"
-             "\neach: no ldmatrix"), (f"{wgmmas} wgmma", f"m{wm}n{wn}k{wk}, async:\nfence, "
-             "commit, wait"), acc)]):
-        cv.bold(x0, ty + row * 94 + 35, label, 10)
-        cv.flow(x0 + 130, ty + row * 94, 70, [
-            ("shared memory", "the same stage" if row else "the swizzled stage", "#999999", 0.16,
-             180), (*load, COPY_COLOR, 0.35, 180), (*mma, MMA_COLOR, 0.3, 210),
-            ("accumulators", f"{floats} floats per thread", C_COLOR, 0.2, 180)], gap=38)
-    cv.lines(1066, ty + 20, [f"the {tm} x {tn} tile: chapter 07, {blocks7} blocks,",
-                             f"{blocks7 * warps7 * loads7} ldmatrix.x4 + "
-                             f"{blocks7 * warps7 * mmas7} mma.sync;",
-                             f"chapter 08, {groups * wgmmas} wgmma per K tile"], step=20, size=10)
+    cv.bold(x0, ty - 28, f"Per K tile of {tile_k}, one warpgroup ({wm} x {wn}): no ldmatrix, no "
+            "operand in registers")
+    cv.flow(x0, ty, 70, [("shared memory", "the swizzled stage", "#999999", 0.16, 180),
+                         ("2 descriptors", "per wgmma, 64 bits\neach", COPY_COLOR, 0.35, 180),
+                         (f"{wgmmas} wgmma", f"m{wm}n{wn}k{wk}, async:\nfence, commit, wait",
+                          MMA_COLOR, 0.3, 210),
+                         ("accumulators", f"{acc} floats per thread", C_COLOR, 0.2, 180)], gap=38)
+    cv.lines(x0, ty + 100, [f"the {tm} x {tn} tile per K tile: chapter 07, {blocks7} blocks of "
+                            f"{warps7} warps, {blocks7 * warps7 * loads7} ldmatrix.x4 + "
+                            f"{blocks7 * warps7 * mmas7} mma.sync; chapter 08, {groups} "
+                            f"warpgroups, {groups * wgmmas} wgmma"], size=11)
     cv.save(figures, "concept_08_wgmma.png")
 
 
