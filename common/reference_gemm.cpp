@@ -45,7 +45,7 @@ constexpr size_t kWorkPerThread = size_t(1) << 18;
 void reference_gemm(int m, int n, int k, const double* a, Op op_a, const double* b, Op op_b,
                     double* c) {
   const size_t M = m, N = n, K = k;
-  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  static const size_t cores = std::max(1u, std::thread::hardware_concurrency());  // asked once
   const size_t threads = std::min({cores, M, std::max<size_t>(1, M * N * K / kWorkPerThread)});
   if (threads <= 1) return gemm_rows(0, M, N, K, a, op_a, b, op_b, M, c);
   std::vector<std::thread> pool;
