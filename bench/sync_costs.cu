@@ -1,9 +1,9 @@
 // What it costs to separate two pieces of dependent work on the GPU, the numbers behind chapter
-// 15 (its lesson, "What a launch and a barrier cost"):
+// 16 (its lesson, "What a launch and a barrier cost"):
 //   launch   an empty kernel after an empty kernel, launched from the host one by one
 //   graph    the same kernels as the nodes of one CUDA graph, a chain, replayed
 //   barrier  one grid barrier inside a cooperative kernel, by scheme and by the number of blocks:
-//     release_acquire  chapter 15's (grid_barrier.cuh): one word, one atom.add.release per block,
+//     release_acquire  chapter 16's (grid_barrier.cuh): one word, one atom.add.release per block,
 //                      ld.acquire to wait
 //     fence_sc_flip    the same word and arithmetic, with __threadfence() (fence.sc) before a plain
 //                      atomicAdd and after a volatile wait
@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "15_persistent_step/grid_barrier.cuh"
+#include "16_persistent_step/grid_barrier.cuh"
 #include "cuda_check.cuh"
 #include "event_timing.cuh"
 #include "gpu_info.hpp"
@@ -33,7 +33,7 @@ using mnist::persistent_step::kTopBit;
 
 constexpr int kCount = 2000;  // launches, nodes or barriers in one timed run
 constexpr int kRepeats = 9;
-constexpr int kThreads = 256;  // chapter 15's block
+constexpr int kThreads = 256;  // chapter 16's block
 
 __global__ void empty_kernel() {}
 

@@ -22,7 +22,7 @@ namespace chapter_defaults {
 
 std::string no_steps_refusal(const LayerSizes&, int) {
   return std::string("chapter ") + CHAPTER_NAME +
-         " has no persistent step: many training steps per launch begin with chapter 15";
+         " has no persistent step: many training steps per launch begin with chapter 16";
 }
 
 void no_steps(const StepBuffers&, int, float, cudaStream_t) {

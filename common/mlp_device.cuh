@@ -1,6 +1,6 @@
 // The device code of the MLP's loss and bias update, one block or one column at a time: the
 // kernels of mlp_kernels.cu are built on these, and so are the chapters that run whole training
-// steps inside one kernel (chapters 15 on), so that both compute the same values the same way.
+// steps inside one kernel (chapters 16 on), so that both compute the same values the same way.
 #pragma once
 
 #include <cuda_fp16.h>

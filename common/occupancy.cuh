@@ -37,7 +37,7 @@ int resident_blocks(Kernel kernel, int threads, int smem_bytes) {
 }
 
 // A launch in thread block clusters of `cluster_blocks` blocks along x (the on-chip steps of
-// chapters 17-18): the configuration cudaLaunchKernelEx and cudaOccupancyMaxActiveClusters take.
+// chapters 18-19): the configuration cudaLaunchKernelEx and cudaOccupancyMaxActiveClusters take.
 // Not copyable: the configuration points at its own attribute.
 struct ClusterLaunch {
   cudaLaunchAttribute attribute = {};

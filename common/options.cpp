@@ -37,7 +37,7 @@ void print_usage(const char* program, const std::string& default_data_dir) {
       "  --no-eval        skip the test-set evaluation after each epoch (for timing runs)\n"
       "  --launch L       host: launch every kernel of every step from the host; graph: record\n"
       "                   a step once as a CUDA graph, replay it; persistent: all the steps of\n"
-      "                   an epoch in one launch (chapter 15 on, for the models it takes)\n"
+      "                   an epoch in one launch (chapter 16 on, for the models it takes)\n"
       "                   (default: persistent where the chapter takes the model, else graph\n"
       "                   from chapter 06 on, host before)\n"
       "  --out-dir DIR    writes <chapter>_steps.csv and <chapter>_epochs.csv there (default "

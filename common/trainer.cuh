@@ -23,7 +23,7 @@ namespace mnist {
 // How a training step reaches the GPU. kHost: the host launches the step's kernels one by one,
 // every step. kGraph: the step is recorded once in a CUDA graph and every step is one replay.
 // kPersistent: the chapter trains all the steps of a train() call in one launch of its own
-// (step_interface.cuh; chapter 15 on), where chapter_steps_refusal() is empty.
+// (step_interface.cuh; chapter 16 on), where chapter_steps_refusal() is empty.
 enum class StepLaunch { kHost, kGraph, kPersistent };
 
 // Test rows per forward pass of evaluate(): its last chunk holds what is left.

@@ -4,7 +4,7 @@
 # second of two runs meets a hotter GPU), every run a fresh process of EPOCHS epochs without
 # evaluation. A claim that B is faster than A then rests on one call, as docs/conventions.md asks.
 #   maint/ab_train.sh OUT CHAPTER A_DIR B_DIR [C_DIR...] BATCHxHIDDEN...
-#   e.g. git worktree add /tmp/main main; maint/ab_train.sh OUT 15_persistent_step /tmp/main . \
+#   e.g. git worktree add /tmp/main main; maint/ab_train.sh OUT 16_persistent_step /tmp/main . \
 #          32x128 256x128 32x512
 # More than two trees (variants c, d, ... in the order given) are run in turn too, the order
 # rotating by one each repetition, and each is compared with A.

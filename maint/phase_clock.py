@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Chapter 16's phase clock: patches a copy of the tree so that the trainer prints where a step's
+"""Chapter 17's phase clock: patches a copy of the tree so that the trainer prints where a step's
 time goes, and turns what two patched trainers printed into one CSV.
 
     maint/phase_clock.py TREE
     maint/phase_clock.py csv DIR BEFORE AFTER --sm-clock-mhz MHZ --date DATE --gpu GPU
 
 TREE: for measuring only, never for a commit: block 0's thread 0 reads clock64() after each
-phase's barrier (the two barrier lines of chapters/16_step_tile/steps.cuh, found by their
+phase's barrier (the two barrier lines of chapters/17_step_tile/steps.cuh, found by their
 comments, whatever barrier they call), adds up each phase's cycles over the launch's steps and
 prints, at the end of the launch, one line: "phases grid BLOCKS steps STEPS total CYCLES
 cycles/step: P0 P1 ...", the 2 L phases' cycles a step in order (forward 0 .. L-1, backward
@@ -23,7 +23,7 @@ import sys
 
 
 def patch_tree(tree):
-    path = tree + "/chapters/16_step_tile/steps.cuh"
+    path = tree + "/chapters/17_step_tile/steps.cuh"
     text = open(path).read()
 
     def patch(pattern, replacement):

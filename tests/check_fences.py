@@ -3,11 +3,11 @@
 
     check_fences.py BINARY [--kernel NAME]...
 
-Chapter 13's split-K blocks and the grid barrier of chapters 15-16 publish their stores through an
+Chapter 13's split-K blocks and the grid barrier of chapters 16-17 publish their stores through an
 atomic add: a block stores, then counts itself in with a release (chapter 13: __threadfence()
-before the add; chapter 15: atom.add.release). Without the release another SM may see the count
+before the add; chapter 16: atom.add.release). Without the release another SM may see the count
 before the stores; on the H100 that race is too narrow for any run of the GEMM or training tests
-to show (tools/mutants.txt: 13_no_fence_before_arrival and 15_no_release_fence_in_barrier passed
+to show (tools/mutants.txt: 13_no_fence_before_arrival and 16_no_release_fence_in_barrier passed
 both). The machine code shows it every time: __threadfence() compiles to MEMBAR.SC.GPU
 (then ERRBAR, CGAERRBAR, CCTL.IVALL), a release atomic to MEMBAR.ALL.GPU (then ERRBAR, CGAERRBAR)
 before the atomic, and the fence must be the last memory or synchronising instruction before each

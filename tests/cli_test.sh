@@ -69,7 +69,7 @@ write_tiny_dataset "$scratch/tiny"
 expect_error_saying "batch larger than the training set" \
   "--batch 4 is larger than the 3 training images" --batch 4 --data-dir "$scratch/tiny"
 # So is a model that --launch persistent cannot take: every chapter before 15 has no persistent
-# step, chapters 15-18 take hidden widths up to 1024.
+# step, chapters 16-19 take hidden widths up to 1024.
 expect_error_saying "persistent launch of a model it cannot take" "--launch persistent: " \
   --launch persistent --hidden 4096 --batch 2 --data-dir "$scratch/tiny"
 # With a GPU this trains until the loss overflows and must stop on it; without one it stops at

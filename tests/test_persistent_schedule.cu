@@ -1,8 +1,8 @@
-// The persistent step of chapters 15 and 16, without a GPU: its schedule of phases against the
+// The persistent step of chapters 16 and 17, without a GPU: its schedule of phases against the
 // order in which the step-by-step trainer (common/trainer.cu, launch_step) runs the same work, and
 // its rule.
 //   test_persistent_schedule
-// 1. Wiring. Each product the kernel builds for a phase (chapters/15_persistent_step/schedule.cuh)
+// 1. Wiring. Each product the kernel builds for a phase (chapters/16_persistent_step/schedule.cuh)
 //    reads and writes the buffers the trainer's step does for it, restated here: the forward
 //    product of layer l reads X_l, W16_l and b_l and writes Y_l (the logits for the output layer),
 //    the backward-data product of layer l reads dZ_l, W16_l and X_l (for ReLU') and writes
@@ -12,7 +12,7 @@
 //    backward data and weight product, then the biases) runs in exactly one phase, and any two
 //    that touch the same buffer, one of them writing it, run in different phases and in the
 //    trainer's order: a grid barrier separates phases, nothing orders the work inside one. The
-//    loss is a phase of its own in chapter 15; chapter 16 runs it in the output layer's phase,
+//    loss is a phase of its own in chapter 16; chapter 17 runs it in the output layer's phase,
 //    each block taking the softmax of the rows of the logits tile it has just written (a tile
 //    holds whole rows), so there it counts as half a phase after the output layer's product.
 // 3. The rule (steps_refusal): the widths, batches and depths it takes, and one line naming the
@@ -29,8 +29,8 @@
 #include <utility>
 #include <vector>
 
-#include "15_persistent_step/launch.cuh"
-#include "15_persistent_step/schedule.cuh"
+#include "16_persistent_step/launch.cuh"
+#include "16_persistent_step/schedule.cuh"
 #include "check.hpp"
 
 using namespace mnist;
@@ -134,8 +134,8 @@ bool same_work(const Work& a, const Work& b) {
   return a.reads == b.reads && a.writes == b.writes;
 }
 
-// Where a kernel runs the loss: the phase after the output layer's (chapter 15), half a phase after
-// it in the same blocks (chapter 16), or, as a control, in the first backward phase.
+// Where a kernel runs the loss: the phase after the output layer's (chapter 16), half a phase after
+// it in the same blocks (chapter 17), or, as a control, in the first backward phase.
 enum class Loss { kOwnPhase, kInOutputPhase, kInFirstBackwardPhase };
 
 // The phases of one step as the kernel runs them, each a list of works at a position in the step

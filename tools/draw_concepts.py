@@ -68,24 +68,24 @@ chapters/11_clusters/gemm.cuh: ch11_cluster_blocks=kClusterBlocks ch11_block_til
     ch11_tile_k=kTileK
 chapters/12_swap_ab/tiles.cuh: ch12_max_batch=kMaxBatch
 chapters/13_split_k_in_kernel/split_kernel.cuh: ch12_max_splits=kMostSplits
-chapters/15_persistent_step/tile.cuh: ch15_tile_m=kTileM ch15_tile_n=kTileN
-chapters/17_cluster_model/layout.cuh: ch17_blocks=kClusterBlocks ch17_rows=kOnChipRows ch17_pad=kPad
-    ch17_classes_padded=kClassesPadded ch17_dz_stride=kDzStride ch17_limit=kOnChipSmemLimit
+chapters/16_persistent_step/tile.cuh: ch15_tile_m=kTileM ch15_tile_n=kTileN
+chapters/18_cluster_model/layout.cuh: ch18_blocks=kClusterBlocks ch18_rows=kOnChipRows ch18_pad=kPad
+    ch18_classes_padded=kClassesPadded ch18_dz_stride=kDzStride ch18_limit=kOnChipSmemLimit
 """
 # The epilogue kinds and their one-line descriptions: the enum's comments.
 EPILOGUE_HEADER = "common/gemm_interface.cuh"
 # SMs of the GPU the results were measured on, as the bench logged it ("..., 132 SMs, ...").
 SM_LOG = "docs/results/gemm/logs/bench_01_08.txt"
-# Chapter 12's batch tiles, chapter 16's block tiles (StepTile<tiles M, tiles N, K tile, chains>).
+# Chapter 12's batch tiles, chapter 17's block tiles (StepTile<tiles M, tiles N, K tile, chains>).
 CH12_DISPATCH = "chapters/12_swap_ab/tiles.cuh"
-CH16_TILE_HEADER = "chapters/16_step_tile/tile.cuh"
-# The measurements concept_15 draws to scale: the files and the rows it reads.
-CH15_PHASES = "docs/results/alternatives/persistent_step/grid_sync_phases_side_by_side.csv"
-CH15_SYNC = "docs/results/alternatives/persistent_step/grid_sync_costs.csv"
+CH17_TILE_HEADER = "chapters/17_step_tile/tile.cuh"
+# The measurements concept_16 draws to scale: the files and the rows it reads.
+CH16_PHASES = "docs/results/alternatives/persistent_step/grid_sync_phases_side_by_side.csv"
+CH16_SYNC = "docs/results/alternatives/persistent_step/grid_sync_costs.csv"
 CH14_STEPS = "docs/results/comparison_09_10/steps_last_epoch.csv"
-CH15_MODEL, CH15_BATCH, CH15_BLOCKS = "784-128-128-128-10", 32, 116
-# Chapter 17's model, whose layout concept_17 draws.
-CH17_MODEL = [784, 128, 128, 128, 10]
+CH16_MODEL, CH16_BATCH, CH16_BLOCKS = "784-128-128-128-10", 32, 116
+# Chapter 18's model, whose layout concept_18 draws.
+CH18_MODEL = [784, 128, 128, 128, 10]
 
 DPI = 100
 # Okabe and Ito's colour-blind-safe palette, one meaning per colour throughout.
@@ -1138,36 +1138,36 @@ def concept_12(k, figures):
     cv.save(figures, "concept_12_swap_ab_split_k.png")
 
 
-def concept_15(k, figures):
-    """One step of chapter 14's CUDA graph against one of chapter 15's persistent kernel, to
+def concept_16(k, figures):
+    """One step of chapter 14's CUDA graph against one of chapter 16's persistent kernel, to
     scale from the measurements (784-128-128-128-10 at batch 32, 2 L + 1 phases)."""
     tile_m, tile_n = k["ch15_tile_m"], k["ch15_tile_n"]
-    hidden = [int(w) for w in CH15_MODEL.split("-")]
-    ch14 = read_rows(CH14_STEPS, chapter="09_swap_ab_split_k", layers=CH15_MODEL,
-                     batch=CH15_BATCH)[0]
+    hidden = [int(w) for w in CH16_MODEL.split("-")]
+    ch14 = read_rows(CH14_STEPS, chapter="09_swap_ab_split_k", layers=CH16_MODEL,
+                     batch=CH16_BATCH)[0]
     ch14_us, kernels = 1000 * float(ch14["ms_per_step"]), int(ch14["kernels_per_step"])
-    node_us = float(read_rows(CH15_SYNC, what="graph")[0]["us_each"])
-    barrier_us = float(read_rows(CH15_SYNC, what="barrier", scheme="release_acquire",
-                                 blocks=CH15_BLOCKS)[0]["us_each"])
-    phase_rows = read_rows(CH15_PHASES, batch=CH15_BATCH, hidden=hidden[1])
+    node_us = float(read_rows(CH16_SYNC, what="graph")[0]["us_each"])
+    barrier_us = float(read_rows(CH16_SYNC, what="barrier", scheme="release_acquire",
+                                 blocks=CH16_BLOCKS)[0]["us_each"])
+    phase_rows = read_rows(CH16_PHASES, batch=CH16_BATCH, hidden=hidden[1])
     phases = [(r["phase"], float(r["after_us"])) for r in phase_rows if r["phase"] != "step"]
-    ch15_us = sum(us for _, us in phases)
+    ch16_us = sum(us for _, us in phases)
 
     def tiles(rows, cols):
         return -(-rows // tile_m) * -(-cols // tile_n)
 
     layers = len(hidden) - 1
-    busy = [tiles(CH15_BATCH, hidden[l + 1]) for l in range(layers)] + [1]  # forward, loss
+    busy = [tiles(CH16_BATCH, hidden[l + 1]) for l in range(layers)] + [1]  # forward, loss
     for j in range(layers):  # backward phase j: dX of layer L-1-j, SGD of layer L-j (and 0)
         data = layers - 1 - j
         updates = ([layers - j] if j >= 1 else []) + ([0] if data == 0 else [])
-        busy.append((tiles(CH15_BATCH, hidden[data]) if data >= 1 else 0) +
+        busy.append((tiles(CH16_BATCH, hidden[data]) if data >= 1 else 0) +
                     sum(tiles(hidden[u + 1], hidden[u]) for u in updates))
     if len(busy) != len(phases) or len(phases) != 2 * layers + 1:
-        error(f"concept_15: {len(phases)} phases in {CH15_PHASES}, {len(busy)} in the model, "
-              f"{2 * layers + 1} in chapter 15")
+        error(f"concept_16: {len(phases)} phases in {CH16_PHASES}, {len(busy)} in the model, "
+              f"{2 * layers + 1} in chapter 16")
     rows, row_h, x0, scale = 6, 22, 150, 19.0  # scale: pixels per microsecond
-    cv = Canvas(1400, 700, "Chapter 15: one launch for every step, grid barriers between its "
+    cv = Canvas(1400, 700, "Chapter 16: one launch for every step, grid barriers between its "
                 "phases")
     blocks = [f"block {b}" for b in range(rows)] + ["..."]
     # Chapter 14: a kernel per piece of the step, a graph node's drain and start between them.
@@ -1181,13 +1181,13 @@ def concept_15(k, figures):
         tl.span(i * slot, i * slot + node_us, rows, tint(OKABE_ITO["grey"], 0.35), over=3)
         for b in range(rows):
             tl.bar(b, i * slot + node_us, (i + 1) * slot, MMA_COLOR, pad=3)
-    # Chapter 15: phases, each the tiles of its products, a barrier at its end.
-    y15, t = 350, 0.0
-    cv.head(40, y15 - 48, "Chapter 15, the persistent step:", f"{len(phases)} phases "
-            f"(2 L + 1: the loss alone, by block 0), {ch15_us:.1f} µs a step (clock64 per phase, "
-            f"{phase_rows[0]['date']}); {CH15_BLOCKS} blocks, a grid barrier of "
+    # Chapter 16: phases, each the tiles of its products, a barrier at its end.
+    y16, t = 350, 0.0
+    cv.head(40, y16 - 48, "Chapter 16, the persistent step:", f"{len(phases)} phases "
+            f"(2 L + 1: the loss alone, by block 0), {ch16_us:.1f} µs a step (clock64 per phase, "
+            f"{phase_rows[0]['date']}); {CH16_BLOCKS} blocks, a grid barrier of "
             f"{barrier_us:.2f} µs after each phase")
-    tl = Timeline(cv, x0, y15, scale, row_h, blocks + [""])
+    tl = Timeline(cv, x0, y16, scale, row_h, blocks + [""])
     for (name, us), units in zip(phases, busy):
         work = max(us - barrier_us, 0.2)
         for b in range(rows):
@@ -1196,13 +1196,13 @@ def concept_15(k, figures):
             else:
                 tl.wait(b, t, t + work)
         tl.span(t + work, t + us, rows, tint(COPY_COLOR, 0.5), over=3)
-        cv.text(tl.X(t + us / 2), y15 + rows * row_h + 22, name.replace("forward ", "fwd ")
+        cv.text(tl.X(t + us / 2), y16 + rows * row_h + 22, name.replace("forward ", "fwd ")
                 .replace("backward ", "bwd "), 10, "center")
-        cv.text(tl.X(t + us / 2), y15 + rows * row_h + 40, "block 0" if name == "loss" else
+        cv.text(tl.X(t + us / 2), y16 + rows * row_h + 40, "block 0" if name == "loss" else
                 f"{units}", 10, "center", color=GRID)
         t += us
-    cv.text(x0 - 10, y15 + rows * row_h + 40, "tiles", 10, "right", color=GRID)
-    cv.text(tl.X(ch15_us) + 8, y15 + rows * row_h / 2, "next step\nat once, no\nlaunch", 10)
+    cv.text(x0 - 10, y16 + rows * row_h + 40, "tiles", 10, "right", color=GRID)
+    cv.text(tl.X(ch16_us) + 8, y16 + rows * row_h / 2, "next step\nat once, no\nlaunch", 10)
     # The time axis, shared.
     ya = 560
     cv.line([x0, tl.X(ch14_us)], [ya, ya], "black")
@@ -1218,30 +1218,30 @@ def concept_15(k, figures):
                            "comparisons).", "Not measured: how a phase's or a kernel's time "
                            "divides among its blocks; each busy block is drawn for the whole "
                            "phase less the barrier."], step=22)
-    cv.save(figures, "concept_15_persistent_step.png")
+    cv.save(figures, "concept_16_persistent_step.png")
 
 
 def read_step_tile(name):
-    """(tiles M, tiles N, K tile, chains) of `using NAME = StepTile<...>;` in chapter 16's
+    """(tiles M, tiles N, K tile, chains) of `using NAME = StepTile<...>;` in chapter 17's
     tile.cuh."""
-    return read_ints(CH16_TILE_HEADER, rf"using {name} = StepTile<(\d+), (\d+), (\d+), (\d+)>;",
+    return read_ints(CH17_TILE_HEADER, rf"using {name} = StepTile<(\d+), (\d+), (\d+), (\d+)>;",
                      f"`using {name} = StepTile<...>;`")
 
 
-def concept_16(k, figures):
+def concept_17(k, figures):
     """One warp's K steps, one accumulator chain against kChains; the weight gradients' tile."""
     tile_m, tile_n, mma_m, mma_n, mma_k = (k["ch15_tile_m"], k["ch15_tile_n"], k["mma_m"],
                                            k["mma_n"], k["mma_k"])
     _, _, layer_k, chains = read_step_tile("LayerTile")
     wide_m, wide_n, weight_k, weight_chains = read_step_tile("WeightTile")
     steps, w = layer_k // mma_k, 58
-    cv = Canvas(1400, 660, "Chapter 16: the persistent step's tiles, made fast")
+    cv = Canvas(1400, 660, "Chapter 17: the persistent step's tiles, made fast")
     colors = [OKABE_ITO[c] for c in ("vermillion", "blue", "green", "purple")]
     for y, title, sub, count in [
-            (110, "Chapter 15: one chain", f"a warp's {mma_m} x {mma_n} mma tile over {layer_k} "
+            (110, "Chapter 16: one chain", f"a warp's {mma_m} x {mma_n} mma tile over {layer_k} "
              "of K: each mma.sync adds to the accumulators the one before it wrote, and waits "
              "for it", 1),
-            (260, f"Chapter 16: kChains = {chains} chains (LayerTile, K tiles of {layer_k})",
+            (260, f"Chapter 17: kChains = {chains} chains (LayerTile, K tiles of {layer_k})",
              f"step s goes to chain s % {chains}: an mma waits for the one {chains} back; the "
              "chains are added once, in the epilogue", chains)]:
         cv.head(40, y - 44, title, sub)
@@ -1256,7 +1256,7 @@ def concept_16(k, figures):
                 "accumulators")
     # The weight gradient's tile: wide_m x wide_n tiles of 32 x 32, the same warp in each.
     x0, y0, cell = 60, 420, 3.0
-    cv.bold(40, y0 - 40, f"Chapter 16: WeightTile, {wide_m} x {wide_n} tiles of {tile_m} x "
+    cv.bold(40, y0 - 40, f"Chapter 17: WeightTile, {wide_m} x {wide_n} tiles of {tile_m} x "
             f"{tile_n} ({wide_m * tile_m} x {wide_n * tile_n} of dW, K = the batch in tiles of "
             f"{weight_k}, {weight_chains} chains)")
     warps_m, warps_n, wm, wn = tile_m // mma_m, tile_n // mma_n, 1, 1  # the warp: row 1, col 1
@@ -1270,31 +1270,31 @@ def concept_16(k, figures):
     cv.lines(x0 + wide_n * tile_n * cell + 40, y0 + 10, [
         f"warp {wm * warps_n + wn} (shaded): the same {mma_m} x {mma_n} mma tile in each of the "
         f"{wide_m * wide_n} tiles;", f"{wide_m} A and {wide_n} B fragments a step feed "
-        f"{wide_m * wide_n} mma.sync, where chapter 15 loads one of each per mma",
+        f"{wide_m * wide_n} mma.sync, where chapter 16 loads one of each per mma",
         "", "the loss in the output layer's tiles: 2 L phases and grid barriers a step,",
-        "where chapter 15 has 2 L + 1"], step=26, size=12)
-    cv.save(figures, "concept_16_step_tile.png")
+        "where chapter 16 has 2 L + 1"], step=26, size=12)
+    cv.save(figures, "concept_17_step_tile.png")
 
 
 def model_layout_bytes(c, sizes):
     """The bytes of each kind of buffer in a block's shared memory, as model_layout() in
-    chapters/17_cluster_model/layout.cuh takes them (16-byte aligned), for the model `sizes`."""
+    chapters/18_cluster_model/layout.cuh takes them (16-byte aligned), for the model `sizes`."""
     def take(n):
         return -(-n // 16) * 16
-    rows, pad, blocks, classes = c["ch17_rows"], c["ch17_pad"], c["ch17_blocks"], sizes[-1]
+    rows, pad, blocks, classes = c["ch18_rows"], c["ch18_pad"], c["ch18_blocks"], sizes[-1]
     parts = {"batch": take(rows * (sizes[0] + pad) * 2), "fp16 weights": 0, "fp32 masters": 0,
              "X of layers 1..L-1": 0, "dZ, bias, logits": 0, "partial products": 0}
     layers, partial_cols = len(sizes) - 1, 0
     for l in range(layers):
         hidden = l + 1 < layers
         own = sizes[l + 1] // blocks if hidden else classes
-        rows16 = c["ch17_classes_padded"] if not hidden else (-(-own // 8) * 8 if l == 0 else 16)
+        rows16 = c["ch18_classes_padded"] if not hidden else (-(-own // 8) * 8 if l == 0 else 16)
         parts["fp16 weights"] += take(rows16 * (sizes[l] + pad) * 2)
         if l > 0:
             parts["fp32 masters"] += take(own * sizes[l] * 4)
             parts["X of layers 1..L-1"] += take(rows * (sizes[l] + pad) * 2)
-        parts["dZ, bias, logits"] += take(c["ch17_classes_padded"] * 4) + \
-            take(rows * c["ch17_dz_stride"] * 2)
+        parts["dZ, bias, logits"] += take(c["ch18_classes_padded"] * 4) + \
+            take(rows * c["ch18_dz_stride"] * 2)
         if l + 2 < layers:
             partial_cols = max(partial_cols, own)
     parts["dZ, bias, logits"] += take(rows * classes * 4)
@@ -1303,16 +1303,16 @@ def model_layout_bytes(c, sizes):
     return parts
 
 
-def concept_17(k, figures):
+def concept_18(k, figures):
     """The model in one cluster: the stores into each other's shared memory, the layout, a step."""
-    parts = model_layout_bytes(k, CH17_MODEL)
-    blocks, rows, limit = k["ch17_blocks"], k["ch17_rows"], k["ch17_limit"]
-    own, sender, layers = CH17_MODEL[1] // blocks, 2, len(CH17_MODEL) - 1
-    cv = Canvas(1400, 810, "Chapter 17: the model in one cluster's shared memory, the blocks "
+    parts = model_layout_bytes(k, CH18_MODEL)
+    blocks, rows, limit = k["ch18_blocks"], k["ch18_rows"], k["ch18_limit"]
+    own, sender, layers = CH18_MODEL[1] // blocks, 2, len(CH18_MODEL) - 1
+    cv = Canvas(1400, 810, "Chapter 18: the model in one cluster's shared memory, the blocks "
                 "storing into each other's")
     # The cluster: 16 blocks in a row, each with its own rows of every hidden layer.
     x0, y0, bw = 60, 160, 70
-    cv.text(x0, 70, f"one cluster of {blocks} blocks ({'-'.join(map(str, CH17_MODEL))}, batch "
+    cv.text(x0, 70, f"one cluster of {blocks} blocks ({'-'.join(map(str, CH18_MODEL))}, batch "
             f"{rows}): block b owns rows [{own}b, {own}b + {own}) of each hidden layer", 12,
             weight="bold")
     for b in range(blocks):
@@ -1323,7 +1323,7 @@ def concept_17(k, figures):
         cv.box(bx + 8, y0 + 28, bw - 16, 30, A_COLOR, 0.35, lw=0.8, text=f"W rows\n{own * b}-"
                f"{own * b + own - 1}", size=8)
         cv.box(bx + 8, y0 + 66, bw - 16, 44, B_COLOR, 0.2, lw=0.8, text=f"X whole\n{rows} x "
-               f"{CH17_MODEL[1]}", size=8)
+               f"{CH18_MODEL[1]}", size=8)
         if b != sender:
             cv.arrow(x0 + sender * (bw + 10) + bw / 2, y0 - 2, bx + bw / 2, y0 - 2,
                      color=MMA_COLOR, lw=0.9, rad=-0.12 if b > sender else 0.5)
@@ -1362,44 +1362,44 @@ def concept_17(k, figures):
                               "memory"), (tint(COPY_COLOR, 0.8), "cluster.sync(): "
                               "barrier.cluster, release and acquire")], spacing=30)
     cv.text(x0, y2 + 140, f"{len(phases)} cluster barriers a step, each across the {blocks} "
-            f"blocks of one GPC; chapter 16's step has 2 L = {2 * layers} grid barriers, "
+            f"blocks of one GPC; chapter 17's step has 2 L = {2 * layers} grid barriers, "
             "through L2.")
-    cv.save(figures, "concept_17_cluster_model.png")
+    cv.save(figures, "concept_18_cluster_model.png")
 
 
-def concept_18(k, figures):
-    """Chapter 18 against chapter 17: one forward exchange of a few blocks, schematic."""
-    blocks, rows, unit = k["ch17_blocks"], 5, 46
+def concept_19(k, figures):
+    """Chapter 19 against chapter 18: one forward exchange of a few blocks, schematic."""
+    blocks, rows, unit = k["ch18_blocks"], 5, 46
     work = [5.0, 6.2, 4.6, 5.6, 5.2]  # a product's length in each block drawn (not measured)
     send, fence, barrier, land = 1.2, 1.6, 1.4, 0.5
-    cv = Canvas(1400, 720, "Chapter 18: a block waits for the bytes it reads, not for the "
+    cv = Canvas(1400, 720, "Chapter 19: a block waits for the bytes it reads, not for the "
                 "cluster")
     names = [f"block {b}" for b in range(rows)] + [f"... {blocks} in all"]
     release, landed = max(work) + send + fence, max(w + send for w in work) + land
-    for y, ch17, title, sub in [
-            (130, True, "Chapter 17: stores, then cluster.sync()", f"each block stores its columns "
+    for y, ch18, title, sub in [
+            (130, True, "Chapter 18: stores, then cluster.sync()", f"each block stores its columns "
              f"into all {blocks} blocks, then arrives: MEMBAR.ALL.GPU waits for its stores, and "
              "no block goes on before the last has arrived"),
-            (430, False, "Chapter 18: st.async, then each block's own mbarrier", "each block "
+            (430, False, "Chapter 19: st.async, then each block's own mbarrier", "each block "
              f"sends its columns to the {blocks - 1} others, each store counting its bytes off "
              "the receiver's mbarrier; a block goes on once the bytes it expects have landed")]:
         cv.head(40, y - 52, title, sub)
-        tl, go = Timeline(cv, 190, y, unit, 26, names), release + barrier if ch17 else landed
+        tl, go = Timeline(cv, 190, y, unit, 26, names), release + barrier if ch18 else landed
         for b, w in enumerate(work):  # product, stores, (fence), wait, the next layer
             tl.bar(b, 0, w, MMA_COLOR)
             tl.bar(b, w, w + send, COPY_COLOR, 0.7)
-            if ch17:
+            if ch18:
                 tl.bar(b, w + send, w + send + fence, OKABE_ITO["grey"], 0.5)
             else:  # the next batch's copy, under the wait
                 cv.rect(tl.X(w + send), y + b * 26 + 17, 2.4 * unit, 5,
                         face=tint(OKABE_ITO["yellow"], 0.9), edge="none")
-            tl.wait(b, w + send + fence * ch17, release if ch17 else landed)
+            tl.wait(b, w + send + fence * ch18, release if ch18 else landed)
             tl.bar(b, go, go + 3, MMA_COLOR, 0.25)
-        if ch17:
+        if ch18:
             tl.span(release, go, rows, tint(OKABE_ITO["blue"], 0.8), over=4)
-        cv.text(tl.X(release + barrier / 2) if ch17 else tl.X(landed) + 4, y + rows * 26 + 22,
-                "barrier" if ch17 else "the last bytes land: the phase completes", 10,
-                "center" if ch17 else "left")
+        cv.text(tl.X(release + barrier / 2) if ch18 else tl.X(landed) + 4, y + rows * 26 + 22,
+                "barrier" if ch18 else "the last bytes land: the phase completes", 10,
+                "center" if ch18 else "left")
     cv.legend(190, 640, [(tint(MMA_COLOR, 0.45), "a block's product"),
                          (tint(COPY_COLOR, 0.7), "its stores to the others"),
                          (tint(OKABE_ITO["grey"], 0.5), "the release fence"),
@@ -1407,8 +1407,8 @@ def concept_18(k, figures):
                          (tint(OKABE_ITO["yellow"], 0.9), "the next batch's copy (layer 0)"),
                          (tint(MMA_COLOR, 0.25), "the next layer")], spacing=14)
     cv.text(190, 680, "Schematic: the lengths are drawn, not measured. The measured sections of "
-            "a step, both ways, are in docs/18_on_chip.md.")
-    cv.save(figures, "concept_18_on_chip.png")
+            "a step, both ways, are in docs/19_on_chip.md.")
+    cv.save(figures, "concept_19_on_chip.png")
 
 
 def main():
@@ -1423,7 +1423,7 @@ def main():
     concept_08(k, figures)
     concept_09(k, figures)
     concept_10(k, read_ints(SM_LOG, r"(\d+) SMs", "'N SMs'")[0], figures)
-    for draw in (concept_11, concept_12, concept_15, concept_16, concept_17, concept_18):
+    for draw in (concept_11, concept_12, concept_16, concept_17, concept_18, concept_19):
         draw(k, figures)
 
 

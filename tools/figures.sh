@@ -8,10 +8,10 @@
 #   tools/draw_concepts.py    concept_01_naive.png ... concept_11_clusters.png (the chapters'
 #                             headers; chapter 11's once chapters/11_clusters exists, skipped
 #                             with a line saying so before), concept_12_swap_ab_split_k.png
-#                             (chapters 12 and 13), concept_15_persistent_step.png
-#                             (chapter 15, docs/results/alternatives/persistent_step/ and comparison_09_10/),
-#                             concept_16_step_tile.png (chapter 16's tile.cuh),
-#                             concept_17_cluster_model.png and concept_18_on_chip.png
+#                             (chapters 12 and 13), concept_16_persistent_step.png
+#                             (chapter 16, docs/results/alternatives/persistent_step/ and comparison_09_10/),
+#                             concept_17_step_tile.png (chapter 17's tile.cuh),
+#                             concept_18_cluster_model.png and concept_19_on_chip.png
 # Usage: tools/figures.sh [FIGURES_DIR]    (default: docs/figures)
 # Python: the first of /usr/bin/python3 (Debian's, where python3-seaborn installs) and python3
 # that imports seaborn, pandas, matplotlib and numpy.

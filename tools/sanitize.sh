@@ -46,9 +46,9 @@ for test in "$build"/tests/test_gemm_*; do
     sanitize "$tool" "${tool}_$chapter" "$test" "$seed" sanitize
   done
 done
-# Every tool on the trainers too: the kernels of chapters 15-18, which run the whole step, run
-# only there, at batch 96 the grid kernels of chapters 15 and 16 and at batch 32 the cluster
-# kernels of chapters 17-18 (batches up to 32); at batch 40, hidden 1000 chapter 16's grid kernel
+# Every tool on the trainers too: the kernels of chapters 16-19, which run the whole step, run
+# only there, at batch 96 the grid kernels of chapters 16 and 17 and at batch 32 the cluster
+# kernels of chapters 18-19 (batches up to 32); at batch 40, hidden 1000 chapter 17's grid kernel
 # takes its weight gradients on the 64 x 64 tile, and at batch 128, hidden 1024, the widest the
 # rule takes, the grid kernels run at the most tiles (128).
 # At batch 32 chapter 14's weight update takes the first layer's weight gradient (64 x 784 x 32).

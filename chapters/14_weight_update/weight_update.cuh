@@ -252,7 +252,7 @@ void launch_weight_update(const GemmProblem& p, cudaStream_t stream) {
 }
 
 // Chapter 14's GEMM: the weight update where weight_update_takes the product, chapter 13's GEMM
-// elsewhere. Chapter 15 sends it every product outside its own kernel.
+// elsewhere. Chapter 16 sends it every product outside its own kernel.
 inline void launch_weight_update_or_fall_back(const GemmProblem& p, cudaStream_t stream) {
   bool taken = false;
   with_epilogue_kind(p.epilogue.kind, [&](auto kind) {

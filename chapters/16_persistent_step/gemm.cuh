@@ -1,4 +1,4 @@
-// Chapter 15: the persistent training step. One kernel trains every step of a train() call.
+// Chapter 16: the persistent training step. One kernel trains every step of a train() call.
 //
 // A small model's step is mostly launch cost: some 20 kernels, each waiting for the one before it
 // to drain and for its own blocks to start. Here the blocks of one kernel stay resident for all
@@ -20,7 +20,7 @@
 #pragma once
 
 #include "14_weight_update/weight_update.cuh"
-#include "15_persistent_step/steps.cuh"
+#include "16_persistent_step/steps.cuh"
 #include "gemm_interface.cuh"
 #include "step_interface.cuh"
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "02_smem_tiling/smem_tile.cuh"
-#include "15_persistent_step/schedule.cuh"
+#include "16_persistent_step/schedule.cuh"
 #include "cuda_check.cuh"
 #include "occupancy.cuh"
 #include "step_interface.cuh"

@@ -6,14 +6,14 @@
 
 #include <cstdint>
 
-#include "15_persistent_step/tile.cuh"
+#include "16_persistent_step/tile.cuh"
 #include "gemm_interface.cuh"
 #include "step_interface.cuh"
 
 namespace mnist::persistent_step {
 
 // The rule (steps_refusal in launch.cuh): the models the persistent step takes, where its kernel
-// on 32 x 32 tiles (chapter 16's) beat chapter 14's step on the H100. The grid has one block per
+// on 32 x 32 tiles (chapter 17's) beat chapter 14's step on the H100. The grid has one block per
 // SM, 132 on the H100: a phase of more 32 x 32 tiles runs in two rounds; and past hidden 1024 the
 // weight gradients, width x width whatever the batch, outweigh the launches the persistent step
 // saves.

@@ -3,10 +3,10 @@
 // tile.cuh, the barrier in grid_barrier.cuh, the rule and the launch in launch.cuh.
 #pragma once
 
-#include "15_persistent_step/grid_barrier.cuh"
-#include "15_persistent_step/launch.cuh"
-#include "15_persistent_step/schedule.cuh"
-#include "15_persistent_step/tile.cuh"
+#include "16_persistent_step/grid_barrier.cuh"
+#include "16_persistent_step/launch.cuh"
+#include "16_persistent_step/schedule.cuh"
+#include "16_persistent_step/tile.cuh"
 #include "mlp_device.cuh"
 #include "step_interface.cuh"
 

@@ -1,14 +1,14 @@
-// Chapter 15's persistent training kernel with chapter 16's tiles (tile.cuh), and the loss and the
+// Chapter 16's persistent training kernel with chapter 17's tiles (tile.cuh), and the loss and the
 // biases moved to where they cost least: the loss inside the output layer's phase, the biases
 // loaded into shared memory a group of columns at a time, and each backward phase's tiles ordered
 // so that the blocks with one tile fewer take the longer ones. The barrier, the schedule, the rule
-// and the launch are chapter 15's.
+// and the launch are chapter 16's.
 #pragma once
 
-#include "15_persistent_step/grid_barrier.cuh"
-#include "15_persistent_step/launch.cuh"
-#include "15_persistent_step/schedule.cuh"
-#include "16_step_tile/tile.cuh"
+#include "16_persistent_step/grid_barrier.cuh"
+#include "16_persistent_step/launch.cuh"
+#include "16_persistent_step/schedule.cuh"
+#include "17_step_tile/tile.cuh"
 #include "mlp_device.cuh"
 #include "step_interface.cuh"
 
@@ -212,7 +212,7 @@ inline int most_tiles(const Model& m) {
   return most;
 }
 
-// Chapter 15's cooperative launch, its grid at most the tiles of the largest phase.
+// Chapter 16's cooperative launch, its grid at most the tiles of the largest phase.
 inline void train_steps(const StepBuffers& buffers, int steps, float learning_rate,
                         cudaStream_t stream) {
   launch_steps<persistent_training_kernel, kSmemBytes>(buffers, steps, learning_rate, stream,

@@ -2,7 +2,7 @@
 // of the parameters they keep there.
 #pragma once
 
-#include "17_cluster_model/layout.cuh"
+#include "18_cluster_model/layout.cuh"
 #include "mlp_device.cuh"
 
 namespace mnist::cluster_model {

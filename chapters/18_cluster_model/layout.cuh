@@ -13,7 +13,7 @@
 
 #include "03_mma_sync/mma.cuh"
 #include "04_cp_async/cp_async.cuh"
-#include "15_persistent_step/schedule.cuh"
+#include "16_persistent_step/schedule.cuh"
 #include "dataset.hpp"
 
 namespace mnist::cluster_model {
@@ -96,7 +96,7 @@ inline ModelLayout model_layout(const int* sizes, int layers) {
 }
 
 // Why the cluster's kernel does not take a model of `sizes` at `batch`, or empty. Asks nothing of
-// the GPU; a GPU that cannot run a cluster of 16 gets chapter 16's grid kernel (gemm.cuh).
+// the GPU; a GPU that cannot run a cluster of 16 gets chapter 17's grid kernel (gemm.cuh).
 inline std::string model_refusal(const LayerSizes& sizes, int batch) {
   const int layers = static_cast<int>(sizes.size()) - 1;
   if (batch > kOnChipRows) return "batches up to " + std::to_string(kOnChipRows);

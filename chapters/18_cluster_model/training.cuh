@@ -22,7 +22,7 @@
 
 #include <cstdint>
 
-#include "17_cluster_model/block_product.cuh"
+#include "18_cluster_model/block_product.cuh"
 #include "cuda_check.cuh"
 #include "occupancy.cuh"
 

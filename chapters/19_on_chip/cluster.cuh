@@ -1,7 +1,7 @@
 // The on-chip kernel's tools: pushing data into another block's shared memory and knowing it has
 // all arrived, and the softmax of one warp.
 //
-// barrier.cluster (chapter 17) would order the pushes, but its release is a fence over all of
+// barrier.cluster (chapter 18) would order the pushes, but its release is a fence over all of
 // memory at GPU scope (MEMBAR.ALL.GPU), which also waits for any store to global memory in flight.
 // Hopper's asynchronous store, st.async, instead writes into a block of the cluster and counts its
 // bytes off an mbarrier in that block: the receiver says how many bytes it expects (expect_tx), and
@@ -13,8 +13,8 @@
 #include <cstdint>
 
 #include "07_tma/tma.cuh"
-#include "17_cluster_model/block_product.cuh"
-#include "18_on_chip/layout.cuh"
+#include "18_cluster_model/block_product.cuh"
+#include "19_on_chip/layout.cuh"
 
 namespace mnist::on_chip {
 

@@ -1,12 +1,12 @@
-// Where the on-chip kernel keeps a model in a block's shared memory: chapter 17's layout
-// (17_cluster_model/layout.cuh) and, after it, what waiting only for the data a block reads adds:
+// Where the on-chip kernel keeps a model in a block's shared memory: chapter 18's layout
+// (18_cluster_model/layout.cuh) and, after it, what waiting only for the data a block reads adds:
 // the batch of odd steps (the next step's is copied during this one), X of layer 1 of odd steps
 // (on_chip.cuh says why) and the mbarriers that the other blocks' stores count off.
 #pragma once
 
 #include <string>
 
-#include "17_cluster_model/layout.cuh"
+#include "18_cluster_model/layout.cuh"
 
 namespace mnist::on_chip {
 
@@ -38,7 +38,7 @@ inline OnChipLayout on_chip_layout(const int* sizes, int layers) {
   return s;
 }
 
-// Why the on-chip kernel does not take a model of `sizes` at `batch`, or empty: chapter 17's rule,
+// Why the on-chip kernel does not take a model of `sizes` at `batch`, or empty: chapter 18's rule,
 // with the second batch and X in the bytes. Asks nothing of the GPU (gemm.cuh).
 inline std::string on_chip_refusal(const LayerSizes& sizes, int batch) {
   const std::string refusal = model_refusal(sizes, batch);

@@ -2,7 +2,7 @@
 // the cluster trains it with its weights, activations and gradients on chip from the launch's
 // first step to its last. A phase reads only its own shared memory and pushes its results into
 // the shared memory of the blocks that need them (cluster.cuh); a block waits only for the data
-// it reads next, as it lands, not at a cluster barrier. Ownership: 17_cluster_model/layout.cuh.
+// it reads next, as it lands, not at a cluster barrier. Ownership: 18_cluster_model/layout.cuh.
 //
 //   forward, hidden layer l       Y[:, own] = ReLU(X W_own^T + b_own), X whole in every block;
 //                                 Y[:, own] sent into every block's X of layer l + 1
@@ -23,8 +23,8 @@
 
 #include <cstdint>
 
-#include "18_on_chip/cluster.cuh"
-#include "18_on_chip/layout.cuh"
+#include "19_on_chip/cluster.cuh"
+#include "19_on_chip/layout.cuh"
 #include "cuda_check.cuh"
 #include "occupancy.cuh"
 

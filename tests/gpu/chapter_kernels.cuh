@@ -29,12 +29,12 @@ struct ChapterKernels {
   // plain store at a batch of at most 64 (weight_update_takes() in
   // chapters/14_weight_update/weight_update.cuh), before the rules above.
   const char* weight_update = nullptr;
-  // Chapter 15 on: the kernel that trains many steps in one launch (common/step_interface.cuh),
+  // Chapter 16 on: the kernel that trains many steps in one launch (common/step_interface.cuh),
   // for the models and batches the chapter's rule takes; its GEMMs (the fields above) are those of
   // the chapter it falls back to for the rest.
   const char* persistent = nullptr;
-  // Chapter 17 on: the kernel that trains, on one thread block cluster, the small models whose
-  // weights fit in its shared memory (model_refusal in chapters/17_cluster_model/layout.cuh).
+  // Chapter 18 on: the kernel that trains, on one thread block cluster, the small models whose
+  // weights fit in its shared memory (model_refusal in chapters/18_cluster_model/layout.cuh).
   const char* on_chip = nullptr;
 };
 
@@ -65,22 +65,22 @@ const ChapterKernels kChapterKernels[] = {
     // 14: the weight update for the weight gradients it takes, chapter 13's GEMM for the rest.
     {"14_weight_update", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel"},
-    // 15: the persistent training kernel where its rule takes the model (steps_refusal in
-    // chapters/15_persistent_step/launch.cuh); chapter 14's GEMMs for everything else.
-    {"15_persistent_step", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
+    // 16: the persistent training kernel where its rule takes the model (steps_refusal in
+    // chapters/16_persistent_step/launch.cuh); chapter 14's GEMMs for everything else.
+    {"16_persistent_step", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel",
      "mnist::persistent_step::persistent_training_kernel"},
-    // 16: chapter 15's scheme with its own tiles, loss and bias (chapters/16_step_tile/steps.cuh).
-    {"16_step_tile", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
+    // 17: chapter 16's scheme with its own tiles, loss and bias (chapters/17_step_tile/steps.cuh).
+    {"17_step_tile", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel",
      "mnist::step_tile::persistent_training_kernel"},
-    // 17-18: their kernel where the model fits on one cluster, chapter 16's kernel where its rule
+    // 18-19: their kernel where the model fits on one cluster, chapter 17's kernel where its rule
     // takes the model, chapter 14's GEMMs for everything else.
-    {"17_cluster_model", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
+    {"18_cluster_model", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel",
      "mnist::step_tile::persistent_training_kernel",
      "mnist::cluster_model::cluster_training_kernel"},
-    {"18_on_chip", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
+    {"19_on_chip", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel",
      "mnist::step_tile::persistent_training_kernel", "mnist::on_chip::on_chip_training_kernel"},
 };

@@ -10,7 +10,7 @@
 //    memory stays the same. As controls, the counter must see the trainer's one allocation (its
 //    arena) and each of the other counted calls.
 // 3. A partial last batch and the bias update, parameter by parameter: an epoch of full batches
-//    and one partial batch on a small training split, at batch 37 and at batch 32 (from chapter 15
+//    and one partial batch on a small training split, at batch 37 and at batch 32 (from chapter 16
 //    on, the grid persistent kernel; from 18 on, at batch 32, the on-chip one), then every layer's
 //    weights and biases against the reference. Controls: a reference whose biases learn at half
 //    the rate, one whose biases stay frozen, and one whose partial batch's weight gradient is
@@ -19,9 +19,9 @@
 // 5. Accuracy: one epoch of a 784-256-256-256-10 model reaches kMinAccuracy on the test set.
 // 6. The chapter's newest kernels run in training: a configuration that reaches them, its first
 //    step captured and named (captured_kernels.cuh), its losses against the reference.
-// 7. From chapter 15 on, the kernel that trains many steps per launch (test_persistent_step): in
+// 7. From chapter 16 on, the kernel that trains many steps per launch (test_persistent_step): in
 //    the rule (seven models, awkward widths and batches among them, two on the cluster kernels of
-//    chapters 17-18), one kernel, the reference's losses, the same bits in one launch or two;
+//    chapters 18-19), one kernel, the reference's losses, the same bits in one launch or two;
 //    outside it, refused with one line. Tests 1, 3 and 5 run it too: they use the chapter's own
 //    launch for their models, which its rule takes.
 // 8. The graph cache: each of a trainer's step graphs replayed at a learning rate other than the
@@ -112,7 +112,7 @@ void print_gaps(const char* label, const std::vector<float>& gpu,
 }
 
 // The chapter's own way of launching the steps of a model (the trainer program's default): from
-// chapter 15 on, many steps per launch where the chapter takes the model.
+// chapter 16 on, many steps per launch where the chapter takes the model.
 StepLaunch chapter_launch(const ModelParams& init, int batch) {
   return step_launch_for(init.sizes, batch);
 }
@@ -618,7 +618,7 @@ void test_newest_kernels(const Dataset& data, const ReachModel& model) {
                           "the newest kernels");
 }
 
-// Chapter 15 on: the kernel that trains many steps per launch, where the chapter's rule takes the
+// Chapter 16 on: the kernel that trains many steps per launch, where the chapter's rule takes the
 // model, and the step-by-step trainer where it does not.
 //   in the rule: the chapter's own launch is kPersistent; a train() call records as that one
 //     kernel and nothing else (kernels_per_step() 1); the losses follow the CPU reference within
@@ -643,7 +643,7 @@ void test_newest_kernels(const Dataset& data, const ReachModel& model) {
 // batch 128, 784-1024-1024-10 (the widest the rule takes, at the most tiles it
 // takes there, 4 x 32 = 128), the references are 2.1e-5 apart over 6 steps, the control 2.2e-3
 // away at step 2 (docs/results/tests/reference_gaps/b128_h1024.txt). At
-// batch 40, 784-1000-1000-10 (chapter 16's 64 x 64 tile of the weight gradients, which it reaches
+// batch 40, 784-1000-1000-10 (chapter 17's 64 x 64 tile of the weight gradients, which it reaches
 // with a tail in each dimension) they are 7.5e-5 apart over 6 steps, the control 1.8e-3
 // away at step 2 (docs/results/tests/reference_gaps/b128_h1024_early.txt).
 constexpr double kPersistentTolerance = 5e-4;
@@ -651,14 +651,14 @@ struct PersistentCase {
   int batch;
   LayerSizes sizes;
   int steps;
-  bool on_chip;  // chapters 17-18's cluster kernels train it, not the grid kernel
+  bool on_chip;  // chapters 18-19's cluster kernels train it, not the grid kernel
 };
 const PersistentCase kPersistentCases[] = {
     {32, {784, 128, 128, 128, 10}, 20, true},
     {24, {784, 96, 64, 160, 10}, 12, true},  // 6, 4 and 10 rows a block; a batch short of 32
     {256, {784, 512, 512, 10}, 6, false},
     {128, {784, 1024, 1024, 10}, 6, false},  // the widest, at the most tiles
-    {40, {784, 1000, 1000, 10}, 6, false},   // chapter 16's 64 x 64 weight tiles, tails in M, N, K
+    {40, {784, 1000, 1000, 10}, 6, false},   // chapter 17's 64 x 64 weight tiles, tails in M, N, K
     {37, {784, 100, 37, 10}, 6, false},
     {1, {784, 60, 10}, 2, false},
 };

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Step times of chapters 16, 17 and 18 from the trainers' epoch CSVs, gathered in epochs.csv (3
+"""Step times of chapters 17, 18 and 19 from the trainers' epoch CSVs, gathered in epochs.csv (3
 processes a chapter, run in turn, the column `run` naming the process; epoch 1 of each is warm-up):
 step_times.csv, a row a process, the median ms a step of its timed epochs; summary.csv, a row a
-chapter, the median over its processes and its ratio to chapter 16's."""
+chapter, the median over its processes and its ratio to chapter 17's."""
 import csv
 import os
 import statistics
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-BASELINE = "16_step_tile"
+BASELINE = "17_step_tile"
 
 with open(os.path.join(HERE, "epochs.csv"), newline="") as f:
     all_epochs = list(csv.DictReader(f))
@@ -33,7 +33,7 @@ median = {c: statistics.median(float(r["us_per_step"]) for r in rows if r["chapt
 with open(os.path.join(HERE, "summary.csv"), "w", newline="") as f:
     writer = csv.writer(f)
     writer.writerow(["date", "gpu", "chapter", "layers", "batch", "processes", "us_per_step",
-                     "of_chapter_16"])
+                     "of_chapter_17"])
     for c in chapters:
         first = next(r for r in rows if r["chapter"] == c)
         writer.writerow([first["date"], first["gpu"], c, first["layers"], first["batch"],
