@@ -102,7 +102,7 @@ std::vector<Work> trainer_order(const Model& m) {
 }
 
 // What a product reads and writes, from its problem and epilogue.
-Work work_of(const std::string& name, const Product& x) {
+Work work_of(const std::string& name, const StepProduct& x) {
   const GemmProblem& p = x.p;
   const Epilogue& e = p.epilogue;
   Work w{name, {p.a, p.b}, {}};
@@ -148,7 +148,7 @@ Phases kernel_phases(const Model& m, const std::function<BackwardPhase(int, int)
   const int* batch_order = &batch_order_marker;
   Phases phases;
   for (int l = 0; l < m.layers; ++l) {
-    const Product x = forward_product(m, l, kBatch, batch_order);
+    const StepProduct x = forward_product(m, l, kBatch, batch_order);
     CHECK_MSG(x.p.m == kBatch && x.p.n == m.layer[l].buffers.out && x.p.k == m.layer[l].buffers.in,
               "forward product " + std::to_string(l) + ": batch x out x in");
     CHECK_MSG((x.a_gathered == batch_order) == (l == 0), "only layer 0 gathers the batch");
@@ -161,13 +161,13 @@ Phases kernel_phases(const Model& m, const std::function<BackwardPhase(int, int)
     const BackwardPhase phase = backward(m.layers, j);
     std::vector<Work> works;
     if (phase.data_layer >= 1) {
-      const Product x = data_product(m, phase.data_layer, kBatch);
+      const StepProduct x = data_product(m, phase.data_layer, kBatch);
       CHECK(x.p.m == kBatch && x.p.k == m.layer[phase.data_layer].buffers.out);
       works.push_back(work_of("backward data " + std::to_string(phase.data_layer), x));
     }
     for (int i = 0; i < phase.sgd_count; ++i) {
       const int l = phase.sgd_layers[i];
-      const Product x = weight_product(m, l, kBatch, batch_order, kLearningRate);
+      const StepProduct x = weight_product(m, l, kBatch, batch_order, kLearningRate);
       CHECK(x.p.k == kBatch && x.p.epilogue.learning_rate == kLearningRate);
       CHECK_MSG((x.b_gathered == batch_order) == (l == 0), "only layer 0 gathers the batch");
       works.push_back(work_of("weights " + std::to_string(l), x));

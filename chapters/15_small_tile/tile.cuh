@@ -1,15 +1,13 @@
-// One 32 x 32 block tile of one product of a training step, through its epilogue: the unit of work
-// of the persistent kernel (steps.cuh), from chapter 02's shared tiles, chapter 03's mma.sync,
-// chapter 04's cp.async ring and the epilogues of common/epilogue.cuh.
+// One 32 x 32 block tile of C, all of K, through its epilogue: chapter 02's shared tiles, chapter
+// 03's mma.sync, chapter 04's cp.async ring and the epilogues of common/epilogue.cuh. This
+// chapter's GEMM runs one block per tile (gemm.cuh); chapter 16's persistent step deals a phase's
+// tiles out to its blocks.
 //
 // A small model's products are small (32 x 128 x 784 at batch 32, hidden 128): a 128 x 128 tile
 // would give one block work. Here each of the 8 warps multiplies one 16 x 8 mma tile over all of K:
 //
 //   C tile 32 x 32:  | warp 0 | warp 1 | warp 2 | warp 3 |   rows  0-15
 //                    | warp 4 | warp 5 | warp 6 | warp 7 |   rows 16-31
-//
-// The first layer's tiles copy the batch's rows straight from the training images, through the
-// epoch's order.
 #pragma once
 
 #include <algorithm>
@@ -18,11 +16,10 @@
 #include "02_smem_tiling/smem_tile.cuh"
 #include "03_mma_sync/mma.cuh"
 #include "04_cp_async/cp_async.cuh"
-#include "dataset.hpp"
 #include "epilogue.cuh"
 #include "gemm_interface.cuh"
 
-namespace mnist::persistent_step {
+namespace mnist::small_tile {
 
 using mma_sync::kMmaK;
 using mma_sync::kMmaM;
@@ -48,14 +45,11 @@ constexpr int kTileSmemBytes = std::max({TileRing<kForward.a, kForward.b>::kByte
                                          TileRing<kBackwardData.a, kBackwardData.b>::kBytes,
                                          TileRing<kBackwardWeight.a, kBackwardWeight.b>::kBytes});
 
-// A product of the step: the problem and its epilogue, and how its operands may be read.
+// A product: the problem and its epilogue, and whether each operand's rows allow 16-byte copies
+// (smem_tiling::vectorizable).
 struct Product {
   GemmProblem p;
-  bool a_vectorized = false, b_vectorized = false;  // smem_tiling::vectorizable() of each
-  // Not null where the operand is the batch (A of the first layer's forward product, B of its
-  // weight gradient): it is then the training images, and its stored row r is image gathered[r].
-  const int* a_gathered = nullptr;
-  const int* b_gathered = nullptr;
+  bool a_vectorized = false, b_vectorized = false;
 };
 
 // The 32 x 32 tiles of a rows x cols C.
@@ -63,38 +57,26 @@ __host__ __device__ inline int tiles_of(int rows, int cols) {
   return (rows + kTileM - 1) / kTileM * ((cols + kTileN - 1) / kTileN);
 }
 
-// Chapter 04's load_tile_async, or, where `gathered` is not null, the same for an operand whose
-// stored row r is image gathered[r] (rows of kPixels halves, which every 16-byte copy allows).
-template <class Tile>
-__device__ __forceinline__ void load_operand_async(const __half* x, const int* gathered,
-                                                   bool vectorized, int mn_extent, int k_extent,
-                                                   int mn0, int k0, __half* tile) {
-  static_assert(kPixels % smem_tiling::kVector == 0, "image rows of whole 16-byte pieces");
-  if (!gathered) {
-    return cp_async::load_tile_async<Tile, kThreads>(x, mn_extent, k_extent, mn0, k0, vectorized,
-                                                     tile);
-  }
-  smem_tiling::for_each_piece<Tile, kThreads>(
-      mn_extent, k_extent, mn0, k0, tile, [&](int row, int col, int rows, int cols, __half* dst) {
-        const bool inside = row < rows && col < cols;
-        cp_async::cp_async_16(dst, inside ? x + size_t(gathered[row]) * cols + col : x,
-                              inside ? 16 : 0);
-      });
+// Rows [mn0, ...) x columns [k0, ...) of operand A (kA) or B into `tile`: chapter 04's copies.
+template <class Tile, bool kA>
+__device__ __forceinline__ void load_operand_async(const Product& x, int mn0, int k0,
+                                                   __half* tile) {
+  const GemmProblem& p = x.p;
+  cp_async::load_tile_async<Tile, kThreads>(kA ? p.a : p.b, kA ? p.m : p.n, p.k, mn0, k0,
+                                            kA ? x.a_vectorized : x.b_vectorized, tile);
 }
 
 // K tile t (kTileKOf columns of K) of both operands into stage t % kStages of the Ring: one
 // cp.async group a call, empty past the last K tile, so that "tile t has landed" is always the
-// same wait.
-template <class Ring, int kTileKOf>
-__device__ __forceinline__ void load_stage(const Product& x, int row0, int col0, int t,
-                                           __half* ring) {
-  const GemmProblem& p = x.p;
-  if (t < (p.k + kTileKOf - 1) / kTileKOf) {
+// same wait. The copies are load_operand_async's for x's type, found where x's type is declared:
+// chapter 16's products of a training step copy the batch through the epoch's order.
+template <class Ring, int kTileKOf, class X>
+__device__ __forceinline__ void load_stage(const X& x, int row0, int col0, int t, __half* ring) {
+  if (t < (x.p.k + kTileKOf - 1) / kTileKOf) {
     const int k0 = t * kTileKOf;
     __half* a = ring + t % kStages * Ring::kStageElements;
-    load_operand_async<typename Ring::A>(p.a, x.a_gathered, x.a_vectorized, p.m, p.k, row0, k0, a);
-    load_operand_async<typename Ring::B>(p.b, x.b_gathered, x.b_vectorized, p.n, p.k, col0, k0,
-                                         a + Ring::A::kElements);
+    load_operand_async<typename Ring::A, true>(x, row0, k0, a);
+    load_operand_async<typename Ring::B, false>(x, col0, k0, a + Ring::A::kElements);
   }
   cp_async::cp_async_commit();
 }
@@ -116,9 +98,9 @@ __device__ __forceinline__ void load_b_fragments_along_k(const __half* tile, int
 }
 
 // 32 x 32 tile `tile` of x.p (row-major over the tiles of C), all of K, through the epilogue kKind.
-// Every thread of the block calls it; `smem` holds kTileSmemBytes.
-template <Op kOpA, Op kOpB, EpilogueKind kKind>
-__device__ void multiply_tile(const Product& x, int tile, uint8_t* smem) {
+// Every thread of the block calls it; `smem` holds TileRing<kOpA, kOpB>::kBytes.
+template <Op kOpA, Op kOpB, EpilogueKind kKind, class X>
+__device__ void multiply_tile(const X& x, int tile, uint8_t* smem) {
   using Ring = TileRing<kOpA, kOpB>;
   const GemmProblem& p = x.p;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -160,8 +142,16 @@ __device__ void multiply_tile(const Product& x, int tile, uint8_t* smem) {
       finish_pair<kKind>(p, row, col, {acc[2 * h], acc[2 * h + 1]}, input, paired);
     }
   }
-  // The ring is free for the next tile, and the block sees its results.
+  // The ring is free for the block's next tile, and the block sees its results.
   __syncthreads();
 }
 
-}  // namespace mnist::persistent_step
+// The 32 x 32 tiles of one product, dealt out to the blocks in turn.
+template <Op kOpA, Op kOpB, EpilogueKind kKind, class X>
+__device__ void multiply(const X& x, uint8_t* smem) {
+  for (int tile = blockIdx.x; tile < tiles_of(x.p.m, x.p.n); tile += gridDim.x) {
+    multiply_tile<kOpA, kOpB, kKind>(x, tile, smem);
+  }
+}
+
+}  // namespace mnist::small_tile

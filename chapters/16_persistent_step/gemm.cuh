@@ -4,19 +4,16 @@
 // to drain and for its own blocks to start. Here the blocks of one kernel stay resident for all
 // the steps and wait for each other on the GPU instead (steps.cuh):
 //
-//   step by step (chapters 06-14)           persistent (this chapter)
+//   step by step (chapters 06-15)           persistent (this chapter)
 //   per step, one kernel each:              one launch for all the steps of a train() call:
 //     gather, forward 0 .. L-1, loss,         step 1: fwd 0 | ... | fwd L-1 | loss | bwd 0 |
 //     backward data and weights per layer,    step 2: fwd 0 | ... (no launch in between)
 //     bias SGD: 3 L + 2 kernels or more       each | a grid barrier: 2 L + 1 a step
 //
-// Within a phase (schedule.cuh) the blocks share out 32 x 32 tiles of its products (tile.cuh)
-// through the epilogues of chapters 06 on; between phases a grid barrier (grid_barrier.cuh) makes
-// every block's writes visible to every block. Same arithmetic as the step-by-step trainer.
-//
-// When: steps_refusal() (launch.cuh), hidden widths up to 1024 where the batch times the widest
-// hidden layer is at most 132 tiles of 32 x 32: the trainer's default there (step_launch_for),
-// chapter 14's GEMMs elsewhere and for every product outside the kernel (the evaluation).
+// Within a phase (schedule.cuh) the blocks share out the 32 x 32 tiles of its products (chapter
+// 15's tile, through its epilogues); between phases a grid barrier (grid_barrier.cuh) makes every
+// block's writes visible to every block. Same arithmetic as the step-by-step trainer, which stays
+// the default where steps_refusal() (launch.cuh) refuses the model.
 #pragma once
 
 #include "14_weight_update/weight_update.cuh"
@@ -26,9 +23,8 @@
 
 namespace mnist::persistent_step {
 
-// Chapter 14's GEMMs outside the persistent kernel: they fuse the epilogue, a step trained one at a
-// time is replayed as a CUDA graph, and they need sm_90a (the persistent kernel itself needs only
-// mma.sync, cp.async and a cooperative launch).
+// Chapter 14's GEMMs outside the persistent kernel (the evaluation, the models steps_refusal()
+// refuses); the kernel itself needs only mma.sync, cp.async and a cooperative launch.
 constexpr bool kFusedEpilogue = true;
 constexpr bool kReplayStepAsGraph = true;
 constexpr bool kNeedsSm90a = true;

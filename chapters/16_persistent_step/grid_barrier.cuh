@@ -1,17 +1,15 @@
 // A barrier across the whole grid, for a kernel whose blocks are all resident at once (a
-// cooperative launch guarantees it, or refuses to start): every block waits until every block has
-// arrived, and whatever any thread wrote before the barrier, every thread reads after it.
+// cooperative launch guarantees it): every block waits until every block has arrived, and what any
+// thread wrote before the barrier, every thread reads after it.
 //
-// One word, `count`, zero at first (the trainer's scratch). One thread per block arrives with one
-// atomic add: block 0 adds 2^31 - (blocks - 1), every other block 1. A barrier's arrivals add
-// exactly 2^31, so the top bit flips with the last arrival, whichever block that is, and the low
-// bits come back to zero. A block waits until the top bit differs from the one its own add
-// returned. Nothing is reset: the next barrier and the next launch find the word as they need it.
+// One word, `count`, zero at first (the trainer's scratch). Thread 0 of each block adds to it
+// once: block 0 adds 2^31 - (blocks - 1), every other block 1. The arrivals add exactly 2^31, so
+// the last one flips the top bit and leaves the low bits zero; a block waits until the top bit
+// differs from the one its own add returned. Nothing is reset between barriers or launches.
 //
-// Memory order (PTX memory model): the arrival is atom.add.release.gpu, after __syncthreads has
-// gathered the block's writes; the wait reads with ld.acquire.gpu, and since the adds of one word
-// form a release sequence it sees every block's writes. The last arrival waits too: its add is
-// only a release.
+// Memory order (PTX memory model): the add is a release after __syncthreads has gathered the
+// block's writes; the wait reads with acquire, and since the adds of one word form a release
+// sequence, it sees every block's writes.
 #pragma once
 
 namespace mnist::persistent_step {

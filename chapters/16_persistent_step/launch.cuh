@@ -61,10 +61,9 @@ inline Model model_of(const StepBuffers& b) {
 
 using TrainingKernel = void (*)(Model, int, float);
 
-// One cooperative launch of kKernel (kThreads threads, kSmem bytes of shared memory a block) for
-// `steps` steps: the runtime starts it only if every block is resident at once, which the grid
-// barrier needs, and the grid is one block per SM where the occupancy calculator says that fits,
-// at most `most_blocks`.
+// One cooperative launch of kKernel for `steps` steps: the runtime starts it only if every block
+// is resident at once, as the grid barrier needs; one block per SM where that fits, at most
+// `most_blocks`.
 template <TrainingKernel kKernel, int kSmem>
 void launch_steps(const StepBuffers& buffers, int steps, float learning_rate, cudaStream_t stream,
                   int most_blocks = INT_MAX) {

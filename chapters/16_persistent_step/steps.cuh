@@ -1,24 +1,14 @@
-// The persistent training kernel: every step of a train() call, each step's forward pass, loss,
-// backward pass and SGD, in one cooperative launch. The scheme is in gemm.cuh; the block tile in
-// tile.cuh, the barrier in grid_barrier.cuh, the rule and the launch in launch.cuh.
+// The persistent training kernel: every step of a train() call in one cooperative launch (the
+// scheme in gemm.cuh, the barrier in grid_barrier.cuh, the rule and the launch in launch.cuh).
 #pragma once
 
 #include "16_persistent_step/grid_barrier.cuh"
 #include "16_persistent_step/launch.cuh"
 #include "16_persistent_step/schedule.cuh"
-#include "16_persistent_step/tile.cuh"
 #include "mlp_device.cuh"
 #include "step_interface.cuh"
 
 namespace mnist::persistent_step {
-
-// The 32 x 32 tiles of one product, dealt out to the blocks in turn.
-template <Op kOpA, Op kOpB, EpilogueKind kKind>
-__device__ void multiply(const Product& x, uint8_t* smem) {
-  for (int tile = blockIdx.x; tile < tiles_of(x.p.m, x.p.n); tile += gridDim.x) {
-    multiply_tile<kOpA, kOpB, kKind>(x, tile, smem);
-  }
-}
 
 // The loss phase: block 0 takes the softmax cross-entropy of every row of the logits, writes the
 // output layer's dZ and the step's mean loss (common's block softmax, a row a thread).
@@ -31,9 +21,8 @@ __device__ inline void loss(const Model& m, int s, int rows, const int* batch_or
   if (threadIdx.x == 0) m.step_losses[s] = sums.loss / rows;
 }
 
-// bias -= learning_rate * (column sums of dZ) for the layers a backward phase updates: a thread
-// per column, summed row after row as every chapter's bias kernel does (bias_sgd_column,
-// mlp_device.cuh), so the bits are the same.
+// bias -= learning_rate * (column sums of dZ) for the layers a backward phase updates: a thread a
+// column, summed as every chapter's bias kernel does (bias_sgd_column), so the bits are the same.
 __device__ inline void bias_sgd(const Model& m, const BackwardPhase& phase, int rows,
                                 float learning_rate) {
   for (int i = 0; i < phase.sgd_count; ++i) {
@@ -75,7 +64,7 @@ __global__ void __launch_bounds__(kThreads)
     const int rows = min(m.batch, m.train_count - s * m.batch);
     const int* const batch_order = m.order + size_t(s) * m.batch;
     for (int l = 0; l < m.layers; ++l) {
-      const Product x = forward_product(m, l, rows, batch_order);
+      const StepProduct x = forward_product(m, l, rows, batch_order);
       if (l < m.layers - 1) {
         multiply<kForward.a, kForward.b, EpilogueKind::kBiasRelu>(x, smem);
       } else {
@@ -93,8 +82,7 @@ __global__ void __launch_bounds__(kThreads)
   if (blockIdx.x == 0 && threadIdx.x == 0) *m.step_index = first + steps;
 }
 
-// The trainer's scratch for the kernel (StepData::scratch): the grid barrier's word, for which one
-// word a batch row is enough at any batch.
+// The trainer's scratch (StepData::scratch) holds the grid barrier's word: one a row is plenty.
 constexpr int kScratchWordsPerRow = 1;
 
 inline void train_steps(const StepBuffers& buffers, int steps, float learning_rate,

@@ -16,7 +16,7 @@ namespace mnist::step_tile {
 
 // The block tiles of one product, dealt out to the blocks in turn.
 template <Op kOpA, Op kOpB, EpilogueKind kKind>
-__device__ void multiply(const Product& x, uint8_t* smem) {
+__device__ void multiply(const StepProduct& x, uint8_t* smem) {
   for (int tile = blockIdx.x; tile < tiles_of<LayerTile>(x.p); tile += gridDim.x) {
     multiply_step_tile<kOpA, kOpB, kKind>(x, tile, smem);
   }
@@ -31,7 +31,7 @@ __device__ inline float* loss_partials(const Model& m) {
 // logits (kClasses <= kTileN), so the block that has just written them takes their softmax
 // cross-entropy and dZ at once, and leaves their loss sum in loss_partials(m)[tile] for block 0 to
 // add up after the barrier, in tile order (the same bits in every run). The loss needs no phase.
-__device__ inline void output_layer_and_loss(const Model& m, const Product& x, int rows,
+__device__ inline void output_layer_and_loss(const Model& m, const StepProduct& x, int rows,
                                              const int* batch_order, uint8_t* smem) {
   static_assert(kClasses <= kTileN, "a tile of the output layer holds whole rows of logits");
   const uint8_t* const labels = m.train_labels;
@@ -96,7 +96,7 @@ __device__ inline void bias_sgd(const Model& m, const BackwardPhase& phase, int 
 }
 
 // A tile of a weight gradient, through the SGD epilogue, on the 64 x 64 or the 32 x 32 tile.
-__device__ inline void weight_tile(const Product& x, int tile, bool wide, uint8_t* smem) {
+__device__ inline void weight_tile(const StepProduct& x, int tile, bool wide, uint8_t* smem) {
   constexpr Op kA = kBackwardWeight.a, kB = kBackwardWeight.b;
   if (wide) {
     multiply_step_tile<kA, kB, EpilogueKind::kSgd, WeightTile>(x, tile, smem);
@@ -112,7 +112,7 @@ __device__ inline void weight_tile(const Product& x, int tile, bool wide, uint8_
 __device__ inline void backward_phase(const Model& m, int j, int rows, const int* batch_order,
                                       float learning_rate, uint8_t* smem) {
   const BackwardPhase phase = backward_phase_of(m.layers, j);
-  Product dx, dw[2];
+  StepProduct dx, dw[2];
   int dx_tiles = 0, dw_tiles[2] = {0, 0}, wide_tiles = 0;
   if (phase.data_layer >= 1) {
     dx = data_product(m, phase.data_layer, rows);
@@ -169,7 +169,7 @@ __global__ void __launch_bounds__(kThreads)
     const int rows = min(m.batch, m.train_count - s * m.batch);
     const int* const batch_order = m.order + size_t(s) * m.batch;
     for (int l = 0; l < m.layers; ++l) {
-      const Product x = forward_product(m, l, rows, batch_order);
+      const StepProduct x = forward_product(m, l, rows, batch_order);
       if (l < m.layers - 1) {
         multiply<kForward.a, kForward.b, EpilogueKind::kBiasRelu>(x, smem);
       } else {

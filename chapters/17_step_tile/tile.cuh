@@ -1,25 +1,25 @@
-// Chapter 16's 32 x 32 block tile made fast for the small products of a training step: the same
-// unit of work, from the same copies (chapter 16's load_stage) and mma.sync, but
+// Chapter 15's 32 x 32 block tile made fast for the small products of a training step: the same
+// unit of work, from the same copies (chapter 15's load_stage) and mma.sync, but
 //  - each warp's steps of 16 along K go to kChains sets of accumulators in turn, so that an mma
 //    waits for the one kChains back, not for the one before, and a K tile is 128 deep;
 //  - the weight gradients (K = the batch, one short K tile, and many tiles) take 2 x 2 of those
 //    tiles at once (WeightTile), sharing each warp's fragments between them;
 //  - the epilogue's own inputs are loaded before the K loop, while the copies are in flight.
 //
-//   C tile 32 x 32:  | warp 0 | warp 1 | warp 2 | warp 3 |   rows  0-15, as in chapter 16
+//   C tile 32 x 32:  | warp 0 | warp 1 | warp 2 | warp 3 |   rows  0-15, as in chapter 15
 //                    | warp 4 | warp 5 | warp 6 | warp 7 |   rows 16-31
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 
-#include "16_persistent_step/tile.cuh"
+#include "16_persistent_step/schedule.cuh"
 #include "epilogue.cuh"
 #include "gemm_interface.cuh"
 
 namespace mnist::step_tile {
 
-using namespace persistent_step;  // chapter 16's tile, copies, barrier and schedule
+using namespace persistent_step;  // chapter 16's schedule, and through it chapter 15's tile
 
 // A block tile: kTilesM x kTilesN of the 32 x 32 tiles, K copied kTileK columns a stage, the steps
 // of 16 along K going to kChains sets of accumulators in turn.
@@ -57,7 +57,7 @@ __host__ __device__ inline int tiles_of(const GemmProblem& p) {
 // Block tile `tile` of x.p (row-major over the Tile-sized tiles of C), all of K, through the
 // epilogue kKind. Every thread of the block calls it; `smem` holds kSmemBytes.
 template <Op kOpA, Op kOpB, EpilogueKind kKind, class Tile = LayerTile>
-__device__ void multiply_step_tile(const Product& x, int tile, uint8_t* smem) {
+__device__ void multiply_step_tile(const StepProduct& x, int tile, uint8_t* smem) {
   using Ring = RingFor<kOpA, kOpB, Tile>;
   using ATile = typename Ring::A;
   using BTile = typename Ring::B;

@@ -36,6 +36,9 @@ struct ChapterKernels {
   // Chapter 18 on: the kernel that trains, on one thread block cluster, the small models whose
   // weights fit in its shared memory (model_refusal in chapters/18_cluster_model/layout.cuh).
   const char* on_chip = nullptr;
+  // Chapter 15: the 32 x 32 tile's kernel, for the products small_tile_takes() allows
+  // (chapters/15_small_tile/gemm.cuh), before chapter 14's rules.
+  const char* small_tile = nullptr;
 };
 
 const ChapterKernels kChapterKernels[] = {
@@ -65,6 +68,10 @@ const ChapterKernels kChapterKernels[] = {
     // 14: the weight update for the weight gradients it takes, chapter 13's GEMM for the rest.
     {"14_weight_update", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel"},
+    // 15: the 32 x 32 tile where its rule takes the product, chapter 14's GEMM for the rest.
+    {"15_small_tile", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
+     "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel", nullptr,
+     nullptr, "mnist::small_tile::small_tile_gemm_kernel"},
     // 16: the persistent training kernel where its rule takes the model (steps_refusal in
     // chapters/16_persistent_step/launch.cuh); chapter 14's GEMMs for everything else.
     {"16_persistent_step", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,

@@ -637,10 +637,18 @@ SplitK swap_ab_split_k(const DispatchFacts& f, const Device& device) {
   return at_fewest || at_most ? SplitK::kMaybe : SplitK::kNever;
 }
 
+// Chapter 15's small_tile_takes() (chapters/15_small_tile/gemm.cuh), restated: at most 132 tiles
+// of 32 x 32 and K of at most 1024, in any layout, aligned or not.
+bool small_tile_takes(const Shape& s) {
+  constexpr int kTile = 32, kMaxTiles = 132, kMaxK = 1024;
+  return long((s.m + kTile - 1) / kTile) * ((s.n + kTile - 1) / kTile) <= kMaxTiles && s.k <= kMaxK;
+}
+
 // The paths `chapter` may take for the product: one where its rules decide, two where the GPU's
 // occupancy does.
 std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const DispatchFacts& f,
                                 const Device& device) {
+  if (chapter.small_tile && small_tile_takes(f.shape)) return {{chapter.small_tile}};
   const SplitK split = split_k(f, device);
   // weight_update_takes(): the weight gradient through the SGD epilogue with K within four K tiles
   // of 64, or the plain store with K within one, every matrix aligned for TMA.
@@ -682,6 +690,13 @@ std::vector<Path> allowed_paths(const testing::ChapterKernels& chapter, const Di
 
 // Every path `chapter` has: each must run at least once over the test.
 std::vector<Path> every_path(const testing::ChapterKernels& chapter) {
+  if (chapter.small_tile) {
+    testing::ChapterKernels rest = chapter;  // chapter 14's paths, for the other products
+    rest.small_tile = nullptr;
+    std::vector<Path> paths = every_path(rest);
+    paths.push_back({chapter.small_tile});
+    return paths;
+  }
   if (chapter.whole_k) {
     std::vector<Path> paths = every_path(testing::kSquareKernels);
     paths.push_back({chapter.whole_k});

@@ -609,6 +609,9 @@ void test_newest_kernels(const Dataset& data, const ReachModel& model) {
   if (chapter.sum_splits) newest.push_back(chapter.sum_splits);
   if (model.whole_k) newest.push_back(chapter.whole_k);
   if (model.weight_update && chapter.weight_update) newest.push_back(chapter.weight_update);
+  // Chapter 15's tile: the first layer's forward product of both kSwapAbReach models (256 x 256 x
+  // 784, 32 x 2048 x 784) has at most 132 tiles of 32 x 32 and K <= 1024 (small_tile_takes).
+  if (chapter.small_tile) newest.push_back(chapter.small_tile);
   for (const char* kernel : newest) {
     CHECK_MSG(testing::ran(kernels, kernel),
               std::string("a training step of this model runs ") + kernel);
