@@ -27,12 +27,11 @@ constexpr bool kFusedEpilogue = true;
 constexpr bool kReplayStepAsGraph = true;
 constexpr bool kNeedsSm90a = true;
 
-// The rule: a product of at most kMaxTiles tiles of 32 x 32 and K of at most kMaxK. Its tiles
-// then all run at once, a block an SM on an H100 (132 SMs), where chapter 14's tiles, twice the
-// area or more, leave half of those SMs idle or more. A block walks all of K alone: at most 16 K
-// tiles of 64, which holds the first layer's 784 and the hidden widths of the small models.
-constexpr int kMaxTiles = 132;
-constexpr int kMaxK = 1024;
+// The rule, where the tile measured faster than chapter 14 on an H100: a product of at most
+// kMaxTiles tiles of 32 x 32, so that they fill at most half its 132 SMs (at 100 tiles chapter 14's
+// 26 blocks won), and K of at most kMaxK (at 784 the tile's one chain of mma along K lost).
+constexpr int kMaxTiles = 64;
+constexpr int kMaxK = 128;
 
 inline bool small_tile_takes(const GemmProblem& p) {
   return tiles_of(p.m, p.n) <= kMaxTiles && p.k <= kMaxK;

@@ -637,10 +637,10 @@ SplitK swap_ab_split_k(const DispatchFacts& f, const Device& device) {
   return at_fewest || at_most ? SplitK::kMaybe : SplitK::kNever;
 }
 
-// Chapter 15's small_tile_takes() (chapters/15_small_tile/gemm.cuh), restated: at most 132 tiles
-// of 32 x 32 and K of at most 1024, in any layout, aligned or not.
+// Chapter 15's small_tile_takes() (chapters/15_small_tile/gemm.cuh), restated: at most 64 tiles
+// of 32 x 32 and K of at most 128, in any layout, aligned or not.
 bool small_tile_takes(const Shape& s) {
-  constexpr int kTile = 32, kMaxTiles = 132, kMaxK = 1024;
+  constexpr int kTile = 32, kMaxTiles = 64, kMaxK = 128;
   return long((s.m + kTile - 1) / kTile) * ((s.n + kTile - 1) / kTile) <= kMaxTiles && s.k <= kMaxK;
 }
 
