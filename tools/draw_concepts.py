@@ -68,7 +68,10 @@ chapters/11_clusters/gemm.cuh: ch11_cluster_blocks=kClusterBlocks ch11_block_til
     ch11_tile_k=kTileK
 chapters/12_swap_ab/tiles.cuh: ch12_max_batch=kMaxBatch
 chapters/13_split_k_in_kernel/split_kernel.cuh: ch12_max_splits=kMostSplits
-chapters/16_persistent_step/tile.cuh: ch15_tile_m=kTileM ch15_tile_n=kTileN
+chapters/15_small_tile/tile.cuh: ch15_tile_m=kTileM ch15_tile_n=kTileN ch15_tile_k=kTileK
+    ch15_stages=kStages ch15_warps=kWarps
+chapters/15_small_tile/gemm.cuh: ch15_max_tiles=kMaxTiles ch15_max_k=kMaxK
+chapters/14_weight_update/weight_update.cuh: ch14_rows=kUpdateTileRows ch14_cols=kUpdateTileCols
 chapters/18_cluster_model/layout.cuh: ch18_blocks=kClusterBlocks ch18_rows=kOnChipRows ch18_pad=kPad
     ch18_classes_padded=kClassesPadded ch18_dz_stride=kDzStride ch18_limit=kOnChipSmemLimit
 """
@@ -1138,6 +1141,41 @@ def concept_12(k, figures):
     cv.save(figures, "concept_12_swap_ab_split_k.png")
 
 
+def concept_15(k, sms, figures):
+    """Chapter 15's 32 x 32 tiles against chapter 14's on two products of a step at batch 32,
+    hidden 128: the blocks each puts on the SMs, and one tile's warps."""
+    tm, tn, mm, mn = k["ch15_tile_m"], k["ch15_tile_n"], k["mma_m"], k["mma_n"]
+    cv = Canvas(1400, 500, f"Chapter 15: tiles of {tm} x {tn}, a block each, for the small "
+                "products of a training step")
+    cases = [("forward, layer 2: 32 x 128 (chapter 12's tile: 64 weight rows by the batch)",
+              -(-128 // k["wgmma_m"]), -(-32 // tm) * -(-128 // tn)),
+             (f"weight gradient, layer 1: 128 x 784 (chapter 14's {k['ch14_rows']} x "
+              f"{k['ch14_cols']})", -(-128 // k["ch14_rows"]) * -(-784 // k["ch14_cols"]),
+              -(-128 // tm) * -(-784 // tn))]
+    cols, cell = 22, 17
+    for i, (name, ch14, ch15) in enumerate(cases):
+        y = 80 + i * 205
+        cv.bold(40, y, name, 12)
+        for j, (label, blocks) in enumerate([("chapter 14", ch14), ("chapter 15", ch15)]):
+            x = 40 + j * (cols * cell + 50)
+            cv.text(x, y + 28, f"{label}: {blocks} blocks on {sms} SMs")
+            for s in range(sms):
+                cv.rect(x + s % cols * cell, y + 44 + s // cols * cell, cell - 2, cell - 2,
+                        face=tint(MMA_COLOR if s < blocks else GRID, 0.6 if s < blocks else 0.15),
+                        edge="none")
+    x0, y0, w, h = 940, 110, 384, 192  # one tile: mma tiles of mm x mn, a warp each
+    cv.bold(x0, 80, f"One block tile, {tm} x {tn}: {k['ch15_warps']} warps", 12)
+    for r in range(tm // mm):
+        for c in range(tn // mn):
+            cv.box(x0 + c * w / (tn // mn), y0 + r * h / (tm // mm), w / (tn // mn),
+                   h / (tm // mm), C_COLOR, 0.25, text=f"warp {r * (tn // mn) + c}\n{mm} x {mn}")
+    cv.lines(x0, y0 + h + 40, [f"each warp: one mma tile over all of K", f"K tiles of "
+             f"{k['ch15_tile_k']} through a ring of {k['ch15_stages']} cp.async stages",
+             "then the epilogue of the step's product", "",
+             f"the rule: at most {k['ch15_max_tiles']} tiles of C, K <= {k['ch15_max_k']}"], step=26)
+    cv.save(figures, "concept_15_small_tile.png")
+
+
 def concept_16(k, figures):
     """One step of chapter 14's CUDA graph against one of chapter 16's persistent kernel, to
     scale from the measurements (784-128-128-128-10 at batch 32, 2 L + 1 phases)."""
@@ -1238,7 +1276,7 @@ def concept_17(k, figures):
     cv = Canvas(1400, 660, "Chapter 17: the persistent step's tiles, made fast")
     colors = [OKABE_ITO[c] for c in ("vermillion", "blue", "green", "purple")]
     for y, title, sub, count in [
-            (110, "Chapter 16: one chain", f"a warp's {mma_m} x {mma_n} mma tile over {layer_k} "
+            (110, "Chapters 15-16: one chain", f"a warp's {mma_m} x {mma_n} mma tile over {layer_k} "
              "of K: each mma.sync adds to the accumulators the one before it wrote, and waits "
              "for it", 1),
             (260, f"Chapter 17: kChains = {chains} chains (LayerTile, K tiles of {layer_k})",
@@ -1270,7 +1308,7 @@ def concept_17(k, figures):
     cv.lines(x0 + wide_n * tile_n * cell + 40, y0 + 10, [
         f"warp {wm * warps_n + wn} (shaded): the same {mma_m} x {mma_n} mma tile in each of the "
         f"{wide_m * wide_n} tiles;", f"{wide_m} A and {wide_n} B fragments a step feed "
-        f"{wide_m * wide_n} mma.sync, where chapter 16 loads one of each per mma",
+        f"{wide_m * wide_n} mma.sync, where chapter 15's tile loads one of each per mma",
         "", "the loss in the output layer's tiles: 2 L phases and grid barriers a step,",
         "where chapter 16 has 2 L + 1"], step=26, size=12)
     cv.save(figures, "concept_17_step_tile.png")
@@ -1422,7 +1460,9 @@ def main():
     concept_07(k, figures)
     concept_08(k, figures)
     concept_09(k, figures)
-    concept_10(k, read_ints(SM_LOG, r"(\d+) SMs", "'N SMs'")[0], figures)
+    sms = read_ints(SM_LOG, r"(\d+) SMs", "'N SMs'")[0]
+    concept_10(k, sms, figures)
+    concept_15(k, sms, figures)
     for draw in (concept_11, concept_12, concept_16, concept_17, concept_18, concept_19):
         draw(k, figures)
 

@@ -8,7 +8,8 @@
 #   tools/draw_concepts.py    concept_01_naive.png ... concept_11_clusters.png (the chapters'
 #                             headers; chapter 11's once chapters/11_clusters exists, skipped
 #                             with a line saying so before), concept_12_swap_ab_split_k.png
-#                             (chapters 12 and 13), concept_16_persistent_step.png
+#                             (chapters 12 and 13), concept_15_small_tile.png (chapters 12, 14
+#                             and 15), concept_16_persistent_step.png
 #                             (chapter 16, docs/results/alternatives/persistent_step/ and comparison_09_10/),
 #                             concept_17_step_tile.png (chapter 17's tile.cuh),
 #                             concept_18_cluster_model.png and concept_19_on_chip.png
