@@ -1149,9 +1149,9 @@ def concept_15(k, sms, figures):
                 "products of a training step")
     cases = [("forward, layer 2: 32 x 128 (chapter 12's tile: 64 weight rows by the batch)",
               -(-128 // k["wgmma_m"]), -(-32 // tm) * -(-128 // tn)),
-             (f"weight gradient, layer 1: 128 x 784 (chapter 14's {k['ch14_rows']} x "
-              f"{k['ch14_cols']})", -(-128 // k["ch14_rows"]) * -(-784 // k["ch14_cols"]),
-              -(-128 // tm) * -(-784 // tn))]
+             (f"weight gradient, layer 2: 128 x 128 (chapter 14's {k['ch14_rows']} x "
+              f"{k['ch14_cols']})", -(-128 // k["ch14_rows"]) * -(-128 // k["ch14_cols"]),
+              -(-128 // tm) * -(-128 // tn))]
     cols, cell = 22, 17
     for i, (name, ch14, ch15) in enumerate(cases):
         y = 80 + i * 205
@@ -1169,10 +1169,10 @@ def concept_15(k, sms, figures):
         for c in range(tn // mn):
             cv.box(x0 + c * w / (tn // mn), y0 + r * h / (tm // mm), w / (tn // mn),
                    h / (tm // mm), C_COLOR, 0.25, text=f"warp {r * (tn // mn) + c}\n{mm} x {mn}")
-    cv.lines(x0, y0 + h + 40, [f"each warp: one mma tile over all of K", f"K tiles of "
-             f"{k['ch15_tile_k']} through a ring of {k['ch15_stages']} cp.async stages",
-             "then the epilogue of the step's product", "",
-             f"the rule: at most {k['ch15_max_tiles']} tiles of C, K <= {k['ch15_max_k']}"], step=26)
+    cv.lines(x0, y0 + h + 40, [
+        "each warp: one mma tile over all of K", f"K tiles of {k['ch15_tile_k']} through a ring "
+        f"of {k['ch15_stages']} cp.async stages", "then the epilogue of the step's product", "",
+        f"the rule: at most {k['ch15_max_tiles']} tiles of C, K <= {k['ch15_max_k']}"], step=26)
     cv.save(figures, "concept_15_small_tile.png")
 
 
@@ -1276,9 +1276,9 @@ def concept_17(k, figures):
     cv = Canvas(1400, 660, "Chapter 17: the persistent step's tiles, made fast")
     colors = [OKABE_ITO[c] for c in ("vermillion", "blue", "green", "purple")]
     for y, title, sub, count in [
-            (110, "Chapters 15-16: one chain", f"a warp's {mma_m} x {mma_n} mma tile over {layer_k} "
-             "of K: each mma.sync adds to the accumulators the one before it wrote, and waits "
-             "for it", 1),
+            (110, "Chapters 15-16: one chain", f"a warp's {mma_m} x {mma_n} mma tile over "
+             f"{layer_k} of K: each mma.sync adds to the accumulators the one before it wrote, "
+             "and waits for it", 1),
             (260, f"Chapter 17: kChains = {chains} chains (LayerTile, K tiles of {layer_k})",
              f"step s goes to chain s % {chains}: an mma waits for the one {chains} back; the "
              "chains are added once, in the epilogue", chains)]:

@@ -1,15 +1,14 @@
 // Chapter 15: the small tile. A GEMM of 32 x 32 block tiles (tile.cuh), one block per tile of C,
 // for the products of a training step too small for chapter 14's tiles to fill the GPU.
 //
-// At batch 32, hidden 128 a forward product is 32 x 128 x 784. Chapter 14 gives it to chapter 12's
-// kernel, whose tiles of 64 weight rows by the batch make 2 blocks on an H100's 132 SMs:
+// At batch 32, hidden 128 the second layer's forward product is 32 x 128 x 128. Chapter 14 gives it
+// to chapter 12's kernel, whose tiles of 64 weight rows by the batch make 2 blocks on 132 SMs:
 //
 //   C, 32 x 128:  |<------------------------- 128 outputs -------------------------->|
 //   chapter 14:   |          block 0 (64)           |          block 1 (64)          |
 //   chapter 15:   |  block 0 (32)  |  block 1 (32)  |  block 2 (32)  |  block 3 (32) |
 //
-// Each block has 8 warps, one 16 x 8 mma tile a warp, each over all of K. The first layer's weight
-// gradient, 128 x 784, is 26 tiles of chapter 14's weight update and 100 tiles here.
+// Each block has 8 warps, one 16 x 8 mma tile a warp, each over all of K.
 //
 // When: small_tile_takes() below; chapter 14's GEMM takes every other product.
 #pragma once

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Chapters 14 and 15 side by side, from the files beside this script:
 products.csv, a row a product of the step at batch 32, hidden 128, from gemm_b32_h128.csv (the
-median of 3 processes each): its 32 x 32 tiles, each chapter's time in µs from CUDA-graph replays
-and chapter 15's as a fraction of chapter 14's; step_times.csv, a row a trainer process from
+median of 3 processes each): its 32 x 32 tiles, each chapter's time in µs from CUDA-graph replays,
+chapter 15's as a fraction of chapter 14's, and cuBLAS's time in chapter 14's processes; step_times.csv, a row a trainer process from
 epochs.csv (3 processes a chapter and model, in turn; epoch 1 of each is warm-up), the median µs a
 step of its timed epochs; summary.csv, a row a chapter and model, the median over its processes
 and its ratio to chapter 14's."""
@@ -38,6 +38,7 @@ for r in gemm:
                      "k": r["k"], "tiles": -(-m // TILE) * -(-n // TILE),
                      "us_14": f"{before:.2f}", "us_15": f"{after:.2f}",
                      "of_14": f"{after / before:.3f}",
+                     "cublas_us": f"{1000 * float(r['cublas_graph_ms']):.2f}",
                      "sm_clock_mhz": r["sm_clock_max_mhz"]})
 write("products.csv", products)
 
