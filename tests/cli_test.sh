@@ -68,7 +68,7 @@ expect_error "corrupt data" --data-dir "$scratch"
 write_tiny_dataset "$scratch/tiny"
 expect_error_saying "batch larger than the training set" \
   "--batch 4 is larger than the 3 training images" --batch 4 --data-dir "$scratch/tiny"
-# So is a model that --launch persistent cannot take: every chapter before 15 has no persistent
+# So is a model that --launch persistent cannot take: every chapter before 16 has no persistent
 # step, chapters 16-19 take hidden widths up to 1024.
 expect_error_saying "persistent launch of a model it cannot take" "--launch persistent: " \
   --launch persistent --hidden 4096 --batch 2 --data-dir "$scratch/tiny"

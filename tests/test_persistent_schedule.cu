@@ -248,8 +248,8 @@ void check_schedules() {
   for (const LayerSizes& sizes : models) {
     const FakeModel fake(sizes);
     const std::string name = format_layer_sizes(sizes);
-    const std::pair<const char*, Loss> layouts[] = {{"15", Loss::kOwnPhase},
-                                                    {"16", Loss::kInOutputPhase}};
+    const std::pair<const char*, Loss> layouts[] = {{"16", Loss::kOwnPhase},
+                                                    {"17", Loss::kInOutputPhase}};
     for (const auto& [chapter, loss] : layouts) {
       std::string problem;
       const bool ok =

@@ -60,8 +60,8 @@ for trainer in "$build"/chapters/train_*; do
       case $shape in
         96x64) label=${tool}_train_$chapter ;;
         32x64) label=${tool}_train_b32_$chapter ;;
-        40x1000) [[ $chapter == 16_* ]] || continue; label=${tool}_train_wide_$chapter ;;
-        128x1024) [[ $chapter == 1[56]_* ]] || continue; label=${tool}_train_widest_$chapter ;;
+        40x1000) [[ $chapter == 17_* ]] || continue; label=${tool}_train_wide_$chapter ;;
+        128x1024) [[ $chapter == 1[67]_* ]] || continue; label=${tool}_train_widest_$chapter ;;
       esac
       sanitize "$tool" "$label" "$trainer" --hidden ${shape#*x} --batch ${shape%x*} --epochs 1 \
         --max-steps 3 --out-dir "$logs/$label"
