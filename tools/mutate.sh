@@ -4,9 +4,10 @@
 # copies of the tree with builds of their own; the checkout is never touched. GPU needed.
 #   tools/mutate.sh [NAME...]        default: every mutant; exits 1 if any was missed
 # MUTATE_JOBS lanes (default 4), each with its own copy and build, build every mutant's test and
-# run those of the GEMM and CPU tests at once. The training tests and the compute-sanitizer runs
-# come afterwards, one at a time: a training test checks that the free device memory does not move
-# during its steps, which another process would move, and a sanitizer run is slow enough alone.
+# run it at once, the training tests without their `memory` part. What must run alone comes
+# afterwards, one at a time: the `memory` part of each training test that passed the rest (it
+# checks that the free device memory does not move during its steps, which another process would
+# move), and the compute-sanitizer runs, slow enough alone.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=${MUTATE_DIR:-$(mktemp -d)}
@@ -66,12 +67,15 @@ PY
 # chapter's trainer, run as tools/sanitize.sh runs it (3 steps at batch 96, hidden 64): for a race
 # in a kernel that only the trainer launches, under TOOL; program:train_CHAPTER runs the chapter's
 # end-to-end test (tests/gpu/test_program.cu, built unbroken) on the broken trainer.
+# A training test runs its `curves` part (PART unset) or its `memory` part (PART=memory); one that
+# passes its curves leaves $work/NAME.memory, and its binary, for the memory part.
 run_built() {
   local name=$1 target=$2 result=$work/$1.result
   local tool="" program=$target timeout=$test_timeout args runner=()
   if [[ $target == *:* ]]; then tool=${target%%:*} program=${target#*:}; fi
   case $program in
-    test_training_* | test_reference) args=("$root/data/mnist") ;;  # trains on MNIST
+    test_training_*) args=("$root/data/mnist" "${PART:-curves}") ;;  # trains on MNIST
+    test_reference) args=("$root/data/mnist") ;;
     test_mlp_kernels) args=("$seed") ;;
     train_*) args=(--data-dir "$root/data/mnist" --hidden 64 --batch 96 --epochs 1 --max-steps 3
                    --no-eval --out-dir "$work/$name.runs") ;;
@@ -107,6 +111,11 @@ run_built() {
     echo "error: $name: $target did not finish in $timeout s under $tool" >"$result"
   elif [ $status -eq 77 ]; then
     echo "error: $target skipped (no GPU): mutants need one" >"$result"
+  elif [ $status -eq 0 ] && [[ -z $tool && $program == test_training_* && -z ${PART:-} ]]; then
+    touch "$work/$name.memory"
+    echo "pending $name: $target passes its curves; its memory part runs alone later" >"$result"
+    cat "$result"
+    return
   elif [ $status -eq 0 ]; then
     echo "MISSED  $name: $target passes ($(tail -n 1 "$work/$name.txt"))" >"$result"
   else
@@ -116,7 +125,7 @@ run_built() {
   cat "$result"  # as it comes, so that a run cut short still shows what it had
 }
 
-# The chosen mutants, in file order, each as one '|'-separated record; training tests apart.
+# The chosen mutants, in file order, each as one '|'-separated record; what runs alone apart.
 names=()
 parallel=()
 serial=()
@@ -128,14 +137,15 @@ while IFS='|' read -r name target file old new; do
   names+=("$name")
   record="$name|$target|$(trim "$file")|$old|$new"
   case $target in
-    test_training_* | *:*) serial+=("$record") ;;
+    *:*) serial+=("$record") ;;
     *) parallel+=("$record") ;;
   esac
 done <"$root/tools/mutants.txt"
 [ ${#names[@]} -gt 0 ] || { echo "error: no mutant of that name"; exit 1; }
 
 # Every lane builds its share of the mutants; it runs its share of the parallel ones at once, and
-# the serial ones (training tests, compute-sanitizer runs) one at a time after all builds are done.
+# the serial ones (compute-sanitizer runs, machine-code reads, programs) and the training tests'
+# memory parts one at a time after all builds are done.
 # build_list LANE RUN RECORD...: the lane's mutants one after another, each run where RUN is 1.
 build_list() {
   local lane=$1 run=$2 record
@@ -161,6 +171,10 @@ wait
 for record in "${serial[@]}"; do
   IFS='|' read -r name target _ <<<"$record"
   [ -f "$work/$name.bin" ] && run_built "$name" "$target"
+done
+for record in "${parallel[@]}"; do
+  IFS='|' read -r name target _ <<<"$record"
+  [ -f "$work/$name.memory" ] && PART=memory run_built "$name" "$target"
 done
 
 caught=0
