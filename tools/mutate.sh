@@ -21,13 +21,14 @@ meson_cmd=(meson)
 command -v meson >/dev/null || meson_cmd=(python3 -m mesonbuild.mesonmain)
 trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; echo "${s%"${s##*[![:space:]]}"}"; }
 
-# make_lane N: lane N's copy of the tree and its configured build.
+# make_lane N [OPTION...]: lane N's copy of the tree and its build, configured with the options.
 make_lane() {
   local dir=$work/lane$1
+  shift
   mkdir -p "$dir/src"
   tar -cf - -C "$root" --exclude='./build*' --exclude=./.git --exclude=./.device \
     --exclude=./data/mnist --exclude=./data/fashion --exclude=./runs . | tar -xf - -C "$dir/src"
-  "${meson_cmd[@]}" setup "$dir/build" "$dir/src" >"$dir/setup.txt" 2>&1 ||
+  "${meson_cmd[@]}" setup "$dir/build" "$dir/src" "$@" >"$dir/setup.txt" 2>&1 ||
     { echo "error: meson setup failed:"; tail -n 5 "$dir/setup.txt"; return 1; }
 }
 
@@ -83,6 +84,8 @@ run_built() {
   esac
   if [ "$tool" = whole ]; then  # the GEMM test on every shape, not only the small ones
     args=("$seed")
+  elif [ "$tool" = stress ]; then  # built with -Drace_stress=true (the stress lane): runs as is
+    :
   elif [ "$tool" = fences ]; then  # the machine code read for a fence before each atomic add
     runner=(python3 "$root/tests/check_fences.py")
     args=()
@@ -105,7 +108,7 @@ run_built() {
   fi
   timeout "$timeout" "${runner[@]}" "$work/$name.bin" "${args[@]}" >"$work/$name.txt" 2>&1
   local status=$?
-  if [ $status -eq 124 ] && [ -z "$tool" ]; then
+  if [ $status -eq 124 ] && [[ -z $tool || $tool == stress ]]; then
     echo "caught  $name: $target did not finish in $timeout s" >"$result"
   elif [ $status -eq 124 ]; then  # slower than its timeout: says nothing about the bug
     echo "error: $name: $target did not finish in $timeout s under $tool" >"$result"
@@ -129,6 +132,7 @@ run_built() {
 names=()
 parallel=()
 serial=()
+stressed=()  # built and run in lanes of their own, configured with -Drace_stress=true
 while IFS='|' read -r name target file old new; do
   name=$(trim "$name")
   case $name in "" | \#*) continue ;; esac
@@ -137,6 +141,7 @@ while IFS='|' read -r name target file old new; do
   names+=("$name")
   record="$name|$target|$(trim "$file")|$old|$new"
   case $target in
+    stress:*) stressed+=("$record") ;;
     *:*) serial+=("$record") ;;
     *) parallel+=("$record") ;;
   esac
@@ -160,6 +165,13 @@ build_list() {
 all=$((${#parallel[@]} + ${#serial[@]}))
 used=$((all < lanes ? all : lanes))
 for ((lane = 0; lane < used; ++lane)); do make_lane $lane || exit 1; done
+stress_lanes=$((${#stressed[@]} < lanes ? ${#stressed[@]} : lanes))
+for ((lane = 0; lane < stress_lanes; ++lane)); do
+  make_lane stress$lane -Drace_stress=true || exit 1
+  mine=()
+  for ((i = lane; i < ${#stressed[@]}; i += stress_lanes)); do mine+=("${stressed[i]}"); done
+  build_list stress$lane 1 "${mine[@]}" &
+done
 for ((lane = 0; lane < used; ++lane)); do
   mine=()
   for ((i = lane; i < ${#parallel[@]}; i += used)); do mine+=("${parallel[i]}"); done
