@@ -92,6 +92,9 @@ run_built() {
   elif [ "$tool" = tma_stores ]; then  # ... for the fence, barrier and wait of each TMA store
     runner=(python3 "$root/tests/check_tma_stores.py")
     args=()
+  elif [ "$tool" = wgmma_waits ]; then  # ... for the wait before each stage handed back
+    runner=(python3 "$root/tests/check_wgmma_waits.py")
+    args=()
   elif [ "$tool" = program ]; then  # the trainer end to end, run by its chapter's program test
     local checker=tests/test_program_${program#train_}  # built from lane 0's tree, restored by now
     if ! ninja -C "$work/lane0/build" "$checker" >"$work/$name.checker.txt" 2>&1; then
