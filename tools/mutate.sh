@@ -14,8 +14,10 @@ work=${MUTATE_DIR:-$(mktemp -d)}
 lanes=${MUTATE_JOBS:-4}
 seed=7  # the tests' random inputs, fixed so that a report can be replayed
 # A mutant that makes a kernel wait forever (a barrier that never completes) must not stall the
-# run: the test is stopped after as long as Meson gives the GEMM test, and counts as failing.
-test_timeout=300
+# run: the test is stopped after as long as Meson gives the GEMM test (MUTATE_TIMEOUT seconds where
+# set: a stress-build race that hangs its ring, as 07_no_barrier_before_refill does, waits that
+# long), and counts as failing.
+test_timeout=${MUTATE_TIMEOUT:-300}
 tool_timeout=560  # a whole GEMM test under compute-sanitizer, alone on the GPU
 meson_cmd=(meson)
 command -v meson >/dev/null || meson_cmd=(python3 -m mesonbuild.mesonmain)
