@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tests/check_tma_stores.py on machine code written by hand, in the shape of the weight update's
 (docs/results/profiles/14_weight_update): the committed order passes, and the same code without
-its proxy fence, without its barrier or without its final wait fails. Needs no GPU and no CUDA
+its proxy fence, without its barrier or without its final wait fails; so does a second box
+written before the first box's store has read its buffer (chapter 10's loop of boxes). Needs no GPU and no CUDA
 toolkit (meson test, suite cpu)."""
 import os
 import sys
@@ -36,7 +37,11 @@ def function(name, *parts):
 DUMP = (function("published", STORES, FENCE, BARRIER, TMA_STORES, WAIT, END) +
         function("unfenced", FENCE, STORES, BARRIER, TMA_STORES, WAIT, END) +
         function("unsynced", STORES, BARRIER, FENCE, TMA_STORES, WAIT, END) +
-        function("unwaited", STORES, FENCE, BARRIER, TMA_STORES, END))
+        function("unwaited", STORES, FENCE, BARRIER, TMA_STORES, END) +
+        function("boxes", STORES, FENCE, BARRIER, TMA_STORES, WAIT, STORES, FENCE, BARRIER,
+                 TMA_STORES, WAIT, END) +
+        function("rewritten", STORES, FENCE, BARRIER, TMA_STORES, STORES, FENCE, BARRIER,
+                 TMA_STORES, WAIT, END))
 
 
 def main():
@@ -47,15 +52,18 @@ def main():
         if not condition:
             failures.append(what)
 
-    check(set(bodies) == {"published", "unfenced", "unsynced", "unwaited"},
+    check(set(bodies) == {"published", "unfenced", "unsynced", "unwaited", "boxes", "rewritten"},
           f"every function read: {list(bodies)}")
     faults = {name: check_tma_stores.faults(body) for name, body in bodies.items()}
     check(faults.get("published") == [], f"the committed order passes: {faults.get('published')}")
+    check(faults.get("boxes") == [], f"box after box, each waited for, passes: {faults.get('boxes')}")
     for name, why, stores in [("unfenced", "FENCE.VIEW.ASYNC.S", 2), ("unsynced", "BAR.SYNC", 2),
                               ("unwaited", "DEPBAR", 1)]:
         found = faults.get(name, [])
         check(len(found) == stores and all(why in text for _, text in found),
               f"{name}: {stores} fault(s) naming {why}: {found}")
+    check(any("its read" in text for _, text in faults.get("rewritten", [])),
+          f"rewritten: a fault naming the store's read: {faults.get('rewritten')}")
     for what in failures:
         print(f"FAIL {what}")
     print(f"check_tma_stores self-test: {len(failures)} failed")

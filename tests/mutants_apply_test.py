@@ -14,12 +14,12 @@ import re
 import sys
 from pathlib import Path
 
-# A mutant's test is whole:PROGRAM for the GEMM test on every shape, TOOL:PROGRAM for the runs
-# that go through compute-sanitizer's TOOL or through check_fences.py or check_tma_stores.py,
-# program:train_CHAPTER for the trainer run by its chapter's end-to-end test, else PROGRAM; a
+# A mutant's test is whole:PROGRAM for the GEMM test on every shape, stress:PROGRAM for a build
+# with -Drace_stress=true, TOOL:PROGRAM for the runs that go through compute-sanitizer's TOOL or
+# through check_fences.py, check_tma_stores.py or check_wgmma_waits.py, program:train_CHAPTER for the trainer run by its chapter's end-to-end test, else PROGRAM; a
 # chapter's trainer, train_CHAPTER, counts as a program.
 CHAPTER_PROGRAM = re.compile(r"(test_gemm|test_training|train)_(\d\d_[a-z0-9_]+)")
-TOOLS = {"whole", "fences", "tma_stores", "program", "memcheck", "racecheck", "initcheck",
+TOOLS = {"whole", "stress", "fences", "tma_stores", "wgmma_waits", "program", "memcheck", "racecheck", "initcheck",
          "synccheck"}
 
 

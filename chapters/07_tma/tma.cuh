@@ -31,6 +31,7 @@
 
 #include "cuda_check.cuh"
 #include "gemm_interface.cuh"
+#include "race_stress.cuh"
 
 namespace mnist::tma {
 
@@ -109,6 +110,7 @@ __device__ __forceinline__ void fence_proxy_async() {
 
 // Arrives on the barrier and adds `bytes` to the transaction bytes its current phase waits for.
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t barrier, uint32_t bytes) {
+  stress_delay(barrier);
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(barrier), "r"(bytes)
                : "memory");
 }
@@ -128,6 +130,7 @@ __device__ __forceinline__ void mbarrier_wait(uint32_t barrier, uint32_t parity)
         : "r"(barrier), "r"(parity)
         : "memory");
   }
+  stress_delay(barrier ^ parity);
 }
 
 // Starts copying the box whose first element is (inner, outer), in elements of the operand as

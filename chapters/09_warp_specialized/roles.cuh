@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "race_stress.cuh"
+
 namespace mnist::warp_specialized {
 
 // Registers per thread after setmaxnreg, for a block of one producer and two consumer warpgroups
@@ -17,6 +19,7 @@ constexpr int kConsumerRegisters = 232;
 
 // Arrives on the barrier, counting one of the arrivals its phase waits for.
 __device__ __forceinline__ void mbarrier_arrive(uint32_t barrier) {
+  stress_delay(barrier);
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(barrier) : "memory");
 }
 

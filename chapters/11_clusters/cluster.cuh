@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "07_tma/tma.cuh"
+#include "race_stress.cuh"
 
 namespace mnist::clusters {
 
@@ -23,7 +24,9 @@ __device__ __forceinline__ uint32_t cluster_rank() {
 // Every thread of every block of the cluster arrives, then waits for all the others: what the
 // blocks wrote before, their barriers' initialisation among it, is visible to all after it.
 __device__ __forceinline__ void cluster_sync() {
+  stress_delay(0);
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+  stress_delay(1);
 }
 
 // The barriers' initialisation, ordered before the other blocks' remote arrivals and copies.
@@ -41,6 +44,7 @@ __device__ __forceinline__ uint32_t cluster_address(uint32_t local, uint32_t ran
 // An arrival on the barrier at shared::cluster address `barrier`, in any block of the cluster.
 // CTA-scope, as chapter 09's: the reads it releases were wgmma's, finished at wgmma_wait.
 __device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t barrier) {
+  stress_delay(barrier);
   asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(barrier) : "memory");
 }
 

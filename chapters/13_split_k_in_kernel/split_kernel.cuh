@@ -29,6 +29,7 @@
 #include "12_swap_ab/tiles.cuh"
 #include "gemm_interface.cuh"
 #include "occupancy.cuh"
+#include "race_stress.cuh"
 
 namespace mnist::split_k_in_kernel {
 
@@ -112,6 +113,7 @@ __device__ __forceinline__ bool sum_splits_if_last(float (&acc)[kCount], const S
   }
   tile_scheduler::warpgroup_sync(consumer);  // every thread's stores come before the count
   if (thread == 0) {
+    stress_delay(tile);  // arrivals in another order
     __threadfence();  // release: whoever sees this arrival sees the stores above
     const bool last = atomicAdd(&tile_arrivals[tile], 1) == unsigned(plan.splits - 1);
     if (last) tile_arrivals[tile] = 0;  // every split has arrived: ready for the next launch

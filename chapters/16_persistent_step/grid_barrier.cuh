@@ -12,6 +12,8 @@
 // sequence, it sees every block's writes.
 #pragma once
 
+#include "race_stress.cuh"
+
 namespace mnist::persistent_step {
 
 constexpr unsigned kTopBit = 0x80000000u;
@@ -19,6 +21,7 @@ constexpr unsigned kTopBit = 0x80000000u;
 __device__ __forceinline__ void grid_barrier(unsigned* count) {
   __syncthreads();  // the block's writes of this phase come before its arrival
   if (threadIdx.x == 0) {
+    stress_delay(0);  // arrivals in another order
     const unsigned add = blockIdx.x == 0 ? kTopBit - (gridDim.x - 1) : 1u;
     unsigned arrived, now;
     // release: this block's writes before its arrival
@@ -29,6 +32,7 @@ __device__ __forceinline__ void grid_barrier(unsigned* count) {
     do {  // acquire: every block's writes before the barrier, before the reads after it
       asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(count) : "memory");
     } while (((now ^ arrived) & kTopBit) == 0);
+    stress_delay(1);
   }
   __syncthreads();  // and the same for the block's other threads
 }

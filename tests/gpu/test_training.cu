@@ -1,6 +1,9 @@
 // A chapter's trainer against the CPU reference trainer: same initial weights, same batch order,
 // the reference rounding exactly where the GPU rounds (Arithmetic::kMirrorGpu).
-//   test_training_NN_name DATA_DIR
+//   test_training_NN_name DATA_DIR [memory | curves]
+// `memory` runs test 2 alone, `curves` every other test; no part runs them all. The suites run
+// the two parts as two tests: only `memory` needs the GPU to itself (it reads the free device
+// memory, which another process would move), and it needs no CPU reference, so it is short.
 // 1. Loss curve: the per-step losses agree with the reference, tightly over the first
 //    kEarlySteps and loosely over all kSteps. As a control, a reference with a 10% larger
 //    learning rate must NOT agree within the early tolerance: it is tight enough to see a real
@@ -80,11 +83,13 @@ size_t free_device_bytes() {
   return free_bytes;
 }
 
+// The reference's losses over the first `steps` steps of `order`.
 std::vector<double> reference_curve(const ModelParams& init, const Dataset& data,
-                                    const std::vector<int>& order, double learning_rate) {
+                                    const std::vector<int>& order, double learning_rate,
+                                    int steps) {
   ReferenceTrainer reference(init, Arithmetic::kMirrorGpu);
   std::vector<double> losses;
-  for (int s = 0; s < kSteps; ++s) {
+  for (int s = 0; s < steps; ++s) {
     losses.push_back(reference.train_step(data.train, &order[s * kBatch], kBatch, learning_rate));
   }
   return losses;
@@ -104,7 +109,7 @@ double largest_gap(const std::vector<float>& gpu, const std::vector<double>& ref
 void print_gaps(const char* label, const std::vector<float>& gpu,
                 const std::vector<double>& reference) {
   std::printf("  largest gap %-22s", label);
-  for (int first = 0; first < kSteps; first += kWindow) {
+  for (int first = 0; first < static_cast<int>(reference.size()); first += kWindow) {
     std::printf("  steps %d-%d: %.1e", first + 1, first + kWindow,
                 largest_gap(gpu, reference, first, first + kWindow));
   }
@@ -140,13 +145,14 @@ void test_memory_calls_counted() {
   CHECK_MSG(counted == 4, "the counter sees each counted call");
 }
 
-void test_loss_curve(const Dataset& data) {
+// The GPU's losses over kSteps steps of the loss-curve model. With check_memory, test 2 around its
+// step loop: the counted calls and the free device memory.
+std::vector<float> gpu_curve(const Dataset& data, bool check_memory) {
   const ModelParams init = init_params({784, 128, 128, 128, 10}, kSeed);
-  const std::vector<int> order = epoch_order(data.train.count, kSeed, 0);
   const long calls_before_trainer = testing::device_memory_calls();
   Trainer trainer(init, data, kBatch, chapter_launch(init, kBatch));
   const long trainer_calls = testing::device_memory_calls() - calls_before_trainer;
-  trainer.set_order(order);
+  trainer.set_order(epoch_order(data.train.count, kSeed, 0));
 
   // The first step may set things up (a CUDA graph is recorded and instantiated there); the
   // others must not allocate. The count sees every call of the code linked into this test, the
@@ -158,15 +164,24 @@ void test_loss_curve(const Dataset& data) {
   const size_t free_before = free_device_bytes();
   trainer.train(kSteps - 1, kLearningRate);
   const std::vector<float> gpu = trainer.losses(kSteps);
-  const long step_calls = testing::device_memory_calls() - calls_before;
-  std::printf("device memory calls: %ld to build the trainer (its arena), %ld in %d steps\n",
-              trainer_calls, step_calls, kSteps - 1);
-  CHECK_MSG(trainer_calls == 1, "the trainer allocates once, its arena, and the count sees it");
-  CHECK_MSG(step_calls == 0, "no device memory allocated or freed in the step loop");
-  CHECK_MSG(free_device_bytes() == free_before, "device memory in use unchanged by the steps");
+  if (check_memory) {
+    const long step_calls = testing::device_memory_calls() - calls_before;
+    std::printf("device memory calls: %ld to build the trainer (its arena), %ld in %d steps\n",
+                trainer_calls, step_calls, kSteps - 1);
+    CHECK_MSG(trainer_calls == 1, "the trainer allocates once, its arena, and the count sees it");
+    CHECK_MSG(step_calls == 0, "no device memory allocated or freed in the step loop");
+    CHECK_MSG(free_device_bytes() == free_before, "device memory in use unchanged by the steps");
+  }
+  return gpu;
+}
 
-  const std::vector<double> reference = reference_curve(init, data, order, kLearningRate);
-  const std::vector<double> control = reference_curve(init, data, order, 1.1 * kLearningRate);
+void test_loss_curve(const Dataset& data) {
+  const ModelParams init = init_params({784, 128, 128, 128, 10}, kSeed);
+  const std::vector<int> order = epoch_order(data.train.count, kSeed, 0);
+  const std::vector<float> gpu = gpu_curve(data, false);
+  const std::vector<double> reference = reference_curve(init, data, order, kLearningRate, kSteps);
+  const std::vector<double> control =
+      reference_curve(init, data, order, 1.1 * kLearningRate, kEarlySteps);
   const double early_gap = largest_gap(gpu, reference, 0, kEarlySteps);
   const double gap = largest_gap(gpu, reference);
   const double control_gap = largest_gap(gpu, control, 0, kEarlySteps);
@@ -735,11 +750,12 @@ void test_persistent_step(const Dataset& data, const testing::ChapterKernels& ch
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string name = std::string("training ") + chapter_name();
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
+  const std::string part = argc == 3 ? argv[2] : "";
+  if ((argc != 2 && argc != 3) || (argc == 3 && part != "memory" && part != "curves")) {
+    std::fprintf(stderr, "usage: %s DATA_DIR [memory | curves]\n", argv[0]);
     return 2;
   }
+  const std::string name = "training " + (part.empty() ? "" : part + " ") + chapter_name();
   if (!gpu_available()) return testing::skip(name.c_str(), "no CUDA device");
   try {
     if (!chapter_unsupported_here().empty()) {
@@ -747,7 +763,11 @@ int main(int argc, char** argv) {
     }
     std::printf("%s on %s\n", name.c_str(), describe(query_gpu()).c_str());
     const Dataset data = load_dataset(argv[1]);
-    test_memory_calls_counted();
+    if (part != "curves") {
+      test_memory_calls_counted();
+      gpu_curve(data, true);
+    }
+    if (part == "memory") return testing::finish(name.c_str());
     test_loss_curve(data);
     test_partial_batch(data, 37);
     test_partial_batch(data, 32);
