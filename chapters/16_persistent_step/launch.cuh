@@ -1,6 +1,5 @@
-// Which models a persistent training kernel takes (the rule of schedule.cuh) and its cooperative
-// launch, for any kernel of the form kernel(Model, steps, learning_rate) on 32 x 32 tiles: this
-// chapter's (steps.cuh) and the later ones that change only what a phase does.
+// The rule of schedule.cuh and the cooperative launch of any kernel(Model, steps, learning_rate)
+// on 32 x 32 tiles: this chapter's (steps.cuh) and later ones that change only what a phase does.
 #pragma once
 
 #include <algorithm>

@@ -10,8 +10,7 @@
 
 namespace mnist::persistent_step {
 
-// The loss phase: block 0 takes the softmax cross-entropy of every row of the logits, writes the
-// output layer's dZ and the step's mean loss (common's block softmax, a row a thread).
+// The loss phase, block 0 alone: the logits' softmax cross-entropy, dZ and the step's mean loss.
 __device__ inline void loss(const Model& m, int s, int rows, const int* batch_order) {
   if (blockIdx.x != 0) return;
   const uint8_t* const labels = m.train_labels;
@@ -33,8 +32,7 @@ __device__ inline void bias_sgd(const Model& m, const BackwardPhase& phase, int 
   }
 }
 
-// Backward phase j (backward_phase_of in schedule.cuh): the backward-data product, the weight
-// gradients through the SGD epilogue, then the biases of the layers it updates.
+// Backward phase j (backward_phase_of): the backward-data product, weight gradients, biases.
 __device__ inline void backward_phase(const Model& m, int j, int rows, const int* batch_order,
                                       float learning_rate, uint8_t* smem) {
   const BackwardPhase phase = backward_phase_of(m.layers, j);
