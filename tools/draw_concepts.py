@@ -622,8 +622,8 @@ def concept_05(k, figures):
     cv.save(figures, "concept_05_split_k.png")
 
 
-def concept_06(k, kinds, figures):
-    mn, x0, bx = k["mma_n"], 40, 140
+def concept_06(k, figures):
+    mn, x0, bx, kinds = k["mma_n"], 40, 140, read_epilogue_kinds()
     cv = Canvas(1400, 830, "Chapter 06: the epilogue fused into the GEMM's store")
     memory = ("Y in memory", "M x N fp16", "#999999", 0.16, 124)
     cv.bold(x0, 70, "A hidden layer's forward product, Y = fp16(ReLU(X W^T + b))")
@@ -835,54 +835,54 @@ def tile_origin(k, tiles_m, tiles_n, tile):
     return first_row + in_group % group_rows, in_group // group_rows
 
 
-def simulate_roles(stages, k_tiles, tiles, latency, wgmma, epilogue, issue):
+ISSUE, LATENCY, WGMMA = 0.15, 2.6, 1.0  # schematic: a TMA issue, a copy's flight, a K tile's MMAs
+
+
+def simulate_roles(stages, k_tiles, tiles, epilogue):
     """Chapters 09's and 10's barriers, schematic, over `tiles` tiles of `k_tiles` K tiles (i
     through the block's K tiles): the producer issues K tile i once K tile i - stages released
-    its stage (empty), it lands `latency` later (full); the consumers start it once landed and
+    its stage (empty), it lands LATENCY later (full); the consumers start it once landed and
     free, release its stage when the next K tile's wgmmas are issued (wait_group 1) or at a
-    tile's end, and run the epilogue after each tile. Returns issued, landed, start, end,
-    released (per i) and the epilogues' (start, end)."""
+    tile's end, and run the epilogue after each tile. Returns the K tiles' issue, start and
+    release times and the epilogues' (start, end)."""
     @functools.lru_cache(maxsize=None)
     def issued(i):
-        return -issue if i < 0 else max(issued(i - 1) + issue,
+        return -ISSUE if i < 0 else max(issued(i - 1) + ISSUE,
                                          released(i - stages) if i >= stages else 0.0)
 
     @functools.lru_cache(maxsize=None)
     def start(i):
-        after = end(i - 1) + (epilogue if i % k_tiles == 0 else 0.0) if i else 0.0
-        return max(after, issued(i) + latency)
-
-    def end(i):
-        return start(i) + wgmma
+        after = start(i - 1) + WGMMA + (epilogue if i % k_tiles == 0 else 0.0) if i else 0.0
+        return max(after, issued(i) + LATENCY)
 
     def released(i):
-        return end(i) if i % k_tiles == k_tiles - 1 else start(i + 1)
+        return start(i) + WGMMA if i % k_tiles == k_tiles - 1 else start(i + 1)
 
-    count, ends = k_tiles * tiles, [end(j * k_tiles + k_tiles - 1) for j in range(tiles)]
-    return ([issued(i) for i in range(count)], [issued(i) + latency for i in range(count)],
-            [start(i) for i in range(count)], [end(i) for i in range(count)],
-            [released(i) for i in range(count)], [(e, e + epilogue) for e in ends])
+    ends = [start((j + 1) * k_tiles - 1) + WGMMA for j in range(tiles)]
+    count = range(k_tiles * tiles)
+    return ([issued(i) for i in count], [start(i) for i in count], [released(i) for i in count],
+            [(e, e + epilogue) for e in ends])
 
 
-def roles_run(tl, stages, k_tiles, run, issue, last_release=True):
+def roles_run(tl, stages, k_tiles, run, last_release=True):
     """A simulate_roles run: the producer's issues (row 0), each stage's copy, wait and reads
     (rows 1 .. stages), the wgmmas (row stages + 1); where full[s] (F) and empty[s] (E)
     complete a phase."""
-    issued, landed, start, end, released, _ = run
-    for i in range(len(issued)):
-        s, shown = 1 + i % stages, last_release or i % k_tiles != k_tiles - 1
-        if i and issued[i] > issued[i - 1] + issue + 1e-9:  # the producer waited on empty[s]
-            tl.wait(0, issued[i - 1] + issue, issued[i])
-        tl.bar(0, issued[i], issued[i] + issue, COPY_COLOR, 1, pad=8)
-        tl.bar(s, issued[i], landed[i], COPY_COLOR, 0.55, pad=5, edge=GRID, hatch="//")
-        tl.bar(s, landed[i], start[i], COPY_COLOR, 0.2, pad=5, edge=GRID)
-        tl.bar(s, start[i], released[i] if shown else end[i], MMA_COLOR, 0.55, pad=5, edge=GRID,
-               text=str(i % k_tiles), size=10)
-        tl.bar(stages + 1, start[i], end[i], MMA_COLOR, 0.6, pad=5, lw=1, text=str(i % k_tiles),
+    issued, start, released, _ = run
+    for i, (t0, t1, t2) in enumerate(zip(issued, start, released)):
+        s, n, shown = 1 + i % stages, str(i % k_tiles), last_release or i % k_tiles != k_tiles - 1
+        landed, y = t0 + LATENCY, tl.y + (s + 1) * tl.row_h - 5
+        if i and t0 > issued[i - 1] + ISSUE + 1e-9:  # the producer waited on empty[s]
+            tl.wait(0, issued[i - 1] + ISSUE, t0)
+        tl.bar(0, t0, t0 + ISSUE, COPY_COLOR, 1, pad=8)
+        tl.bar(s, t0, landed, COPY_COLOR, 0.55, pad=5, edge=GRID, hatch="//")
+        tl.bar(s, landed, t1, COPY_COLOR, 0.2, pad=5, edge=GRID)
+        tl.bar(s, t1, t2 if shown else t1 + WGMMA, MMA_COLOR, 0.55, pad=5, edge=GRID, text=n,
                size=10)
-        tl.c.mark(tl.X(landed[i]), tl.y + (s + 1) * tl.row_h - 5, "F", COPY_COLOR)
+        tl.bar(stages + 1, t1, t1 + WGMMA, MMA_COLOR, 0.6, pad=5, lw=1, text=n, size=10)
+        tl.c.mark(tl.X(landed), y, "F", COPY_COLOR)
         if shown:
-            tl.c.mark(tl.X(released[i]), tl.y + (s + 1) * tl.row_h - 5, "E", MMA_COLOR)
+            tl.c.mark(tl.X(t2), y, "E", MMA_COLOR)
 
 
 def roles_timeline(cv, x0, y, title, stages, consumers, horizon, rh, extra=()):
@@ -926,43 +926,43 @@ def concept_09(k, figures):
                                 f"{(tm + tn) * k['tile_k'] * 2 // 1024} KiB", f"empty[s]: "
                                 f"{k['ch09_consumer_warps']} arrivals, one per consumer warp"],
              step=22, size=10)
-    k_tiles, issue, gap = 6, 0.15, 0.8  # two blocks on one SM, one tile each
-    run = simulate_roles(stages, k_tiles, 1, latency=2.6, wgmma=1.0, epilogue=3.0, issue=issue)
-    length, ty, rh = run[5][0][1], 252, 44  # a block: from its first copy to its epilogue's end
+    k_tiles, gap = 6, 0.8  # two blocks on one SM, one tile each
+    run = simulate_roles(stages, k_tiles, 1, epilogue=3.0)
+    length, ty, rh = run[3][0][1], 252, 44  # a block: from its first copy to its epilogue's end
     tl = roles_timeline(cv, x0, ty, "Two blocks, one after the other on one SM", stages,
                         consumers, 2 * length + gap + 0.2, rh)
     for b in range(2):
         tl.x0 = x0 + 200 + b * (length + gap) * tl.unit
-        roles_run(tl, stages, k_tiles, run, issue, last_release=False)
-        tl.bar(stages + 1, *run[5][0], EPILOGUE_COLOR, 0.55, pad=5, lw=1, text="epilogue",
+        roles_run(tl, stages, k_tiles, run, last_release=False)
+        tl.bar(stages + 1, *run[3][0], EPILOGUE_COLOR, 0.55, pad=5, lw=1, text="epilogue",
                size=10)
         cv.text(tl.X(0), ty + (stages + 2) * rh + 12, "the next block on this SM: its tile" if b
                 else "block b: its tile", 10, color=MUTED)
     tl.x0 = x0 + 200  # dashed: the tensor cores idle from the last wgmma to the next tile's
-    tl.frame(run[3][-1], length + gap + run[2][0], stages + 2)
+    tl.frame(run[1][-1] + WGMMA, length + gap + run[1][0], stages + 2)
     roles_legend(cv, x0, tl, stages + 2, "copy in flight", "epilogue", "numbers: the K tile; "
                  "dotted: the producer waits on empty[s]; dashed: the tensor cores idle "
                  "(chapter 10)")
     cv.save(figures, "concept_09_roles.png")
 
 
-def concept_10(k, sms, figures):
+def concept_10(k, figures):
     """Chapter 09's block made persistent: a grouped tile order, TMA stores under the next tile."""
     stages, consumers, tm, tn = k["ch10_stages"], k["ch10_consumers"], k["ch10_block_tile_m"], \
         k["ch10_block_tile_n"]
-    group, box_cols, buffers = k["group_tile_rows"], k["store_box_columns"], k["store_buffers"]
+    group, box_cols, buffers, sms = (k[key] for key in ("group_tile_rows", "store_box_columns",
+                                                        "store_buffers", "sms"))
     boxes, size, x0, cell, gy = tn // box_cols, 8192, 40, 4, 118
     tiles_m, tiles_n = size // tm, size // tn
     cv = Canvas(1400, 940, "Chapter 10: persistent blocks, a grouped tile order, and TMA stores "
                 "under the next tile's work")
     cv.bold(1030, 62, f"The first {sms} tiles at {size}^3")
-    reads = {}  # grouped: (rows of A, columns of B) the first `sms` tiles read
-    for grouped in (True, False):
+    for grouped in (True, False):  # the tiles dark to light in order, the rows and columns read
         px = 1040 + (not grouped) * (tiles_n * cell + 60)
         cv.rect(px, gy, tiles_n * cell, tiles_m * cell, face="#eeeeee")
         at = [tile_origin(k, tiles_m, tiles_n, t) if grouped else divmod(t, tiles_n)
               for t in range(sms)]
-        for t, (r, c) in enumerate(at):  # dark to light: the order
+        for t, (r, c) in enumerate(at):
             cv.rect(px + c * cell, gy + r * cell, cell, cell, face=plt.get_cmap("cividis")(
                 t / sms), edge="none")
         rows, cols = {r for r, _ in at}, {c for _, c in at}
@@ -972,11 +972,10 @@ def concept_10(k, sms, figures):
             cv.rect(px + c * cell, gy - 9, cell, 6, face=B_COLOR, edge="none")
         for g in range(1, tiles_m // group if grouped else 0):
             cv.line([px - 4, px + tiles_n * cell + 4], [gy + g * group * cell] * 2, "black", 1.2)
-        reads[grouped] = (len(rows) * tm, len(cols) * tn)
         cv.text(px + tiles_n * cell / 2, gy - 22, f"grouped ({group} tile rows)" if grouped
                 else "row by row", ha="center")
-        cv.text(px + tiles_n * cell / 2, gy + tiles_m * cell + 10, f"{reads[grouped][0]} rows "
-                f"of A,\n{reads[grouped][1]} columns of B", 10, "center", "top")
+        cv.text(px + tiles_n * cell / 2, gy + tiles_m * cell + 10, f"{len(rows) * tm} rows of A,"
+                f"\n{len(cols) * tn} columns of B", 10, "center", "top")
     cv.lines(x0, 70, [
         f"persistent: {sms} blocks, one per SM ({sms} SMs on the H100 of the results); block b "
         f"computes tiles b, b + {sms}, b + {2 * sms}, ...", "the ring's stage and phase counters "
@@ -984,18 +983,18 @@ def concept_10(k, sms, figures):
         f"{box_cols}-column boxes of {k['store_box_bytes'] // 1024} KiB through {buffers} staging "
         "buffers", "per consumer: one box is written while the store of the one before leaves"],
              step=26, size=11)
-    issue, write, store, writes, t = 0.15, 0.4, 0.4, [], 0.0  # one block, two tiles
+    write, store, writes, t = 0.4, 0.4, [], 0.0  # one block, two tiles
     for box in range(boxes):  # box j once the store of box j - buffers has read its buffer
         t = max(t, writes[box - buffers] + write + store) if box >= buffers else t
         writes.append(t)
         t += write
-    run = simulate_roles(stages, 6, 2, latency=2.6, wgmma=1.0, epilogue=t, issue=issue)
+    run = simulate_roles(stages, 6, 2, epilogue=t)
     ty, rh = 500, 42
     tl = roles_timeline(cv, x0, ty, "One block over time: tiles b and b + grid", stages,
-                        consumers, run[5][-1][1] + store + 0.2, rh,
+                        consumers, run[3][-1][1] + store + 0.2, rh,
                         [f"staging buffer {b}" for b in range(buffers)])
-    roles_run(tl, stages, 6, run, issue)
-    for j, (a, _) in enumerate(run[5]):
+    roles_run(tl, stages, 6, run)
+    for j, (a, _) in enumerate(run[3]):
         for box in range(boxes):
             w0, r = a + writes[box], stages + 2 + box % buffers
             for row in (stages + 1, r):
@@ -1003,9 +1002,9 @@ def concept_10(k, sms, figures):
                        size=9)
             tl.bar(r, w0 + write, w0 + write + store, COPY_COLOR, 0.55, pad=5, edge=GRID,
                    hatch="//")
-        cv.text(tl.X(run[2][j * 6]), ty + (stages + 4) * rh + 12, "tile b + grid" if j else
+        cv.text(tl.X(run[1][j * 6]), ty + (stages + 4) * rh + 12, "tile b + grid" if j else
                 "tile b", 10, color=MUTED)
-    tl.frame(run[5][0][0], run[5][0][1] + store, stages + 4)  # next tile's copies, last stores
+    tl.frame(run[3][0][0], run[3][0][1] + store, stages + 4)  # next tile's copies, last stores
     roles_legend(cv, x0, tl, stages + 4, "TMA load or store in flight", "box written to staging",
                  f"numbers: the K tile, in the epilogue the box of {box_cols} columns; dashed: "
                  "the next tile's loads and the last stores overlap")
@@ -1141,10 +1140,10 @@ def concept_12(k, figures):
     cv.save(figures, "concept_12_swap_ab_split_k.png")
 
 
-def concept_15(k, sms, figures):
+def concept_15(k, figures):
     """Chapter 15's 32 x 32 tiles against chapter 14's on two products of a step at batch 32,
     hidden 128: the blocks each puts on the SMs, and one tile's warps."""
-    tm, tn, mm, mn = k["ch15_tile_m"], k["ch15_tile_n"], k["mma_m"], k["mma_n"]
+    tm, tn, mm, mn, sms = k["ch15_tile_m"], k["ch15_tile_n"], k["mma_m"], k["mma_n"], k["sms"]
     cv = Canvas(1400, 500, f"Chapter 15: tiles of {tm} x {tn}, a block each, for the small "
                 "products of a training step")
     cases = [("forward, layer 2: 32 x 128 (chapter 12's tile: 64 weight rows by the batch)",
@@ -1454,18 +1453,11 @@ def main():
     os.makedirs(figures, exist_ok=True)
     sns.set_theme(style="white", font="DejaVu Sans")
     k = read_constants()
-    for draw in (concept_01, concept_02, concept_03, concept_04, concept_05):
+    k["sms"] = read_ints(SM_LOG, r"(\d+) SMs", "'N SMs'")[0]
+    for draw in (concept_01, concept_02, concept_03, concept_04, concept_05, concept_06,
+                 concept_07, concept_08, concept_09, concept_10, concept_11, concept_12,
+                 concept_15, concept_16, concept_17, concept_18, concept_19):
         draw(k, figures)
-    concept_06(k, read_epilogue_kinds(), figures)
-    concept_07(k, figures)
-    concept_08(k, figures)
-    concept_09(k, figures)
-    sms = read_ints(SM_LOG, r"(\d+) SMs", "'N SMs'")[0]
-    concept_10(k, sms, figures)
-    concept_15(k, sms, figures)
-    for draw in (concept_11, concept_12, concept_16, concept_17, concept_18, concept_19):
-        draw(k, figures)
-
 
 if __name__ == "__main__":
     main()
