@@ -223,7 +223,7 @@ def read_ints(path, pattern, what):
 # ---------------------------------------------------------------------------------------------
 # Drawing: one Axes over the whole figure, in pixels, y pointing down.
 
-def tint(color, amount):
+def tint(color, amount=1.0):
     """`color` mixed with white: amount 1 is the colour, 0 white."""
     return tuple(1 - amount * (1 - np.array(to_rgb(color))))
 
@@ -232,8 +232,7 @@ class Canvas:
     def __init__(self, width, height, title):
         self.fig = plt.figure(figsize=(width / DPI, height / DPI), dpi=DPI)
         self.ax = self.fig.add_axes([0, 0, 1, 1])
-        self.ax.set_xlim(0, width)
-        self.ax.set_ylim(height, 0)
+        self.ax.set(xlim=(0, width), ylim=(height, 0))
         self.ax.axis("off")
         self.text(width / 2, 26, title, 17, "center", weight="bold")
 
@@ -258,6 +257,10 @@ class Canvas:
     def bold(self, x, y, s, size=13, **kw):
         self.text(x, y, s, size, weight="bold", **kw)
 
+    def note(self, x, y, s, size=10, ha="left", va="center", **kw):
+        """Secondary text: axis numbers, captions."""
+        self.text(x, y, s, size, ha, va, color=MUTED, **kw)
+
     def head(self, x, y, title, sub):
         self.bold(x, y, title)
         self.text(x, y + 24, sub)
@@ -281,9 +284,9 @@ class Canvas:
             self.line([x, x + cols * cell_w], [y + r * cell_h] * 2, color, lw)
 
     def legend(self, x, y, items, size=11, spacing=22):
-        """A row of coloured squares, each followed by its label."""
-        for color, label in items:
-            self.rect(x, y - 8, 16, 16, face=color, lw=0.8)
+        """A row of squares, (colour, label) or (colour, tint amount, label), each labelled."""
+        for *color, label in items:
+            self.rect(x, y - 8, 16, 16, face=tint(*color), lw=0.8)
             self.text(x + 22, y, label, size)
             x += 22 + 0.72 * size * len(label) + spacing
 
@@ -366,8 +369,7 @@ def concept_01(k, figures):
     cv.grid(cx, cy, n // side, m // side, side * s, side * s, C_COLOR, 1)  # its blocks
     cv.grid(cx + side * s, cy + side * s, side, side, s, s, "#bbbbbb", 0.4)
     cv.rect(cx + side * s, cy + side * s, side * s, side * s, edge="black", lw=2.5)
-    cv.text(cx + 1.5 * side * s, cy + m * s + 18, f"one block: {side} x {side} threads, one "
-            "element each", ha="center")
+    cv.text(cx + 1.5 * side * s, cy + m * s + 18, f"a block: {side} x {side} threads", ha="center")
     # The thread's row of A and column of B, and its neighbour's (x + 1, grey).
     cv.box(ax0, cy + row * s, depth * s, s, A_COLOR, 1, lw=1)
     cv.box(cx + col * s, top, s, depth * s, B_COLOR, 1, lw=1)
@@ -397,16 +399,18 @@ def concept_02(k, figures):
     ty, tx = 5, 10  # the thread drawn
     rows0, cols0 = ty * tm, tx * tn  # its rows and columns (MN-major operands)
     for t in range(k_tiles):  # the block's rows of A and columns of B, K tile by K tile
-        cv.box(ax0 + t * d, cy, d, ch, A_COLOR, 0.35 if t == now else 0.08, 2.5 if t == now else 1)
-        cv.box(cx, top + t * d, cw, d, B_COLOR, 0.35 if t == now else 0.08, 2.5 if t == now else 1)
+        amount, lw = (0.35, 2.5) if t == now else (0.08, 1)
+        cv.box(ax0 + t * d, cy, d, ch, A_COLOR, amount, lw)
+        cv.box(cx, top + t * d, cw, d, B_COLOR, amount, lw)
         cv.text(ax0 + (t + 0.5) * d, cy - 12, f"k0 = {t * tile_k}", 10, "center", color=A_COLOR)
         cv.text(cx - 8, top + (t + 0.5) * d, f"k0 = {t * tile_k}", 10, "right", color=B_COLOR)
     cv.bold(ax0 + k_tiles * d / 2, cy - 36, f"op(A): the block's {tile_m} rows, all of K", 12,
             ha="center", color=A_COLOR)
     cv.bold(cx + cw / 2, top - 16, f"op(B): the block's {tile_n} columns, all of K", 12,
             ha="center", color=B_COLOR)
-    cv.lines(ax0, top + 10, ["per K step, all", f"{threads} threads copy the",
-                             "highlighted tiles into", "shared memory"], step=20)
+    cv.lines(ax0, top + 10, ["per K step, all", f"{threads} threads copy the", "highlighted "
+                             "tiles into", "shared memory,", "__syncthreads, then", f"{tile_k} "
+                             "outer products,", "__syncthreads"], step=20)
     cv.box(ax0 + now * d, cy + rows0 * e, d, tm * e, A_COLOR, 1, lw=1)
     cv.box(cx + cols0 * e, top + now * d, tn * e, d, B_COLOR, 1, lw=1)
     # The block tile of C: threads_m x threads_n threads, each tm x tn.
@@ -432,31 +436,24 @@ def concept_02(k, figures):
     cv.text(ox + tn * cell + 14, oy - cell / 2 - 10, f"{tn} values of B", color=B_COLOR)
     cv.text(ox + tn * cell + 14, oy + tm * cell / 2, f"acc[{tm}][{tn}] += a x b:\n{tm * tn} "
             f"multiply-adds from\n{tm + tn} values read from\nshared memory")
-    # Which rows a thread owns depends on the layout of the operands in shared memory.
+    # Which elements a thread owns depends on the layout of the operands in shared memory.
     mini, my = 1.25, oy + tm * cell + 80
     cv.bold(right, my - 30, f"Which {tm} x {tn}: it depends on the operands' layout", 12)
-    for panel, k_major in enumerate([False, True]):
-        mx = right + panel * 270
+    for mx, k_major, caption in [
+            (right, False, ["MN-major (weight gradient), as", f"drawn left: rows {rows0}-"
+                            f"{rows0 + tm - 1},", f"columns {cols0}-{cols0 + tn - 1}"]),
+            (right + 270, True, ["K-major (forward pass): rows", f"{ty}, {ty + threads_m}, ..., "
+                                 f"{ty + (tm - 1) * threads_m}, {threads_m} apart;",
+                                 f"columns {threads_n} apart"])]:
         cv.box(mx, my, tile_n * mini, tile_m * mini, C_COLOR, 0.1, lw=1)
-        for i in range(tm):
-            for j in range(tn):
-                r, c = (ty + i * threads_m, tx + j * threads_n) if k_major else (rows0 + i,
-                                                                                 cols0 + j)
-                cv.rect(mx + c * mini - 1.5, my + r * mini - 1.5, 4, 4, face="black",
-                        edge="black", lw=0.3, zorder=3)
-        cv.lines(mx, my + tile_m * mini + 20, [
-            "K-major (forward pass): rows", f"{ty}, {ty + threads_m}, ..., "
-            f"{ty + (tm - 1) * threads_m}, {threads_m} apart;", f"columns {threads_n} apart"]
-            if k_major else ["MN-major (weight gradient), as",
-                             f"drawn left: rows {rows0}-{rows0 + tm - 1},",
-                             f"columns {cols0}-{cols0 + tn - 1}"], step=20)
+        for r, c in [(ty + i * threads_m, tx + j * threads_n) if k_major else (rows0 + i, cols0 + j)
+                     for i in range(tm) for j in range(tn)]:
+            cv.box(mx + c * mini - 1.5, my + r * mini - 1.5, 4, 4, "black", 1, lw=0.3, zorder=3)
+        cv.lines(mx, my + tile_m * mini + 20, caption, step=20)
     pad = k["ch02_pad"]  # SmemTile (smem_tile.cuh): each stored row padded by kPad halves
-    k_major_kib = (tile_m + tile_n) * (tile_k + pad) * 2 / 1024
-    mn_major_kib = tile_k * (tile_m + pad + tile_n + pad) * 2 / 1024
-    cv.lines(right, my + tile_m * mini + 110, [
-        f"shared memory: {k_major_kib:g} KiB K-major, {mn_major_kib:g} KiB MN-major",
-        f"(rows padded by {pad} halves); per K step: copy, __syncthreads,",
-        f"{tile_k} outer products, __syncthreads"], step=20)
+    kib = [(tile_m + tile_n) * (tile_k + pad) / 512, tile_k * (tile_m + tile_n + 2 * pad) / 512]
+    cv.text(right, my + tile_m * mini + 110, f"shared memory: {kib[0]:g} KiB K-major, {kib[1]:g} "
+            f"KiB MN-major\n(rows padded by {pad} halves)", va="top")
     cv.save(figures, "concept_02_tiles.png")
 
 
