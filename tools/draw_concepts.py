@@ -500,13 +500,12 @@ def concept_03(k, figures):
     # C: c[0], c[1] row g, columns 2t, 2t+1; c[2], c[3] row g + 8.
     panel(bx, ay, mm, mn, f"C accumulators, {mm} x {mn} fp32", ["c[0], c[1]", "c[2], c[3]"],
           "mn", [(2 * t, h * 8 + g, 2, 1, h, l) for g, t, l in lanes for h in range(2)], quads[:2])
-    warp_m, warp_n = k["ch03_warp_tile_m"] // mm, k["ch03_warp_tile_n"] // mn
+    warp_m, warp_n = k["ch03_warp_tile_m"], k["ch03_warp_tile_n"]
     cv.lines(bx + mn * c + 90, y0 - 40, [
-        "a cell's number: the lane holding it;", "lane l: group g = l / 4, pair "
-        "t = l % 4", "", f"per 16 of K, a warp ({k['ch03_warp_tile_m']} x "
-        f"{k['ch03_warp_tile_n']}) issues", f"{warp_m} ldmatrix.x4 for A, {warp_n // 2} for B, "
-        f"{warp_m * warp_n} mma.sync", "", "source: PTX ISA, \"Matrix Fragments", "for "
-        "mma.m16n8k16\" and \"ldmatrix\""], step=22)
+        "a cell's number: the lane holding it;", "lane l: group g = l / 4, pair t = l % 4", "",
+        f"per 16 of K, a warp ({warp_m} x {warp_n}) issues", f"{warp_m // mm} ldmatrix.x4 for A, "
+        f"{warp_n // mn // 2} for B, {warp_m // mm * warp_n // mn} mma.sync", "",
+        'source: PTX ISA, "Matrix Fragments', 'for mma.m16n8k16" and "ldmatrix"'], step=22)
     cv.save(figures, "concept_03_fragments.png")
 
 
@@ -544,13 +543,11 @@ def concept_04(k, figures):
     cv = Canvas(1400, y + 36, f"Chapter 04: a ring of {stages} shared-memory stages, copies in "
                 "flight while the tensor cores work")
     ring_timeline(cv, x0, y0, stages, 8, 128, row_h, 90, "copy tile")
-    cv.legend(x0, 72, [(tint(COPY_COLOR, 0.55), "cp.async copy of K tile t in flight"),
-                       (tint(MMA_COLOR, 0.6), f"mma.sync on K tile t (all {warps} warps)")], 11, 40)
-    cv.line([x0 + 690, x0 + 706], [72, 72], "#999999", linestyle="--")
-    cv.text(x0 + 714, 72, f"a step starts: wait_group {stages - 2}, then __syncthreads")
-    cv.text(x0, y, f"Step t (K tile t, {tile_k} deep): wait_group {stages - 2}, __syncthreads, "
-            f"start copying tile t + {stages - 1} into the stage step t - 1 read, mma.sync on "
-            "tile t", 12)
+    cv.legend(x0, 72, [(COPY_COLOR, 0.55, "cp.async copy of K tile t in flight"),
+                       (MMA_COLOR, 0.6, f"mma.sync on K tile t (all {warps} warps)")], 11, 40)
+    cv.text(x0, y, f"Step t, from its dashed line (K tile t, {tile_k} deep): wait_group "
+            f"{stages - 2}, __syncthreads, start copying tile t + {stages - 1} into the stage step "
+            "t - 1 read, mma.sync on tile t", 12)
     cv.save(figures, "concept_04_ring.png")
 
 
