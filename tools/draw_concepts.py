@@ -587,9 +587,8 @@ def concept_05(k, figures):
         cv.arrow(centre(z), 138, centre(z), by - 2)
         cv.box(bx, by, per * tw - 20, bh, colors[z], 0.15, lw=2)
         cv.bold(bx + 12, by + 22, f"block (x, y, z = {z})", 12)
-        cv.lines(bx + 12, by + 50, [f"K tiles {z * per} .. {(z + 1) * per - 1}, with",
-                                    "chapter 04's ring and loop"], step=22)
-        cv.text(bx + 12, by + 100, f"partial_{z} = A_{z} · B_{z}", 12, family="monospace")
+        cv.text(bx + 12, by + 56, f"K tiles {z * per}-{(z + 1) * per - 1}: chapter 04's loop", 10)
+        cv.text(bx + 12, by + 92, f"partial_{z} = A_{z} · B_{z}", 12, family="monospace")
         cv.arrow(centre(z), by + bh + 2, centre(z), wy - 36)
         cv.box(bx, wy, per * tw - 20, 64, colors[z], 0.45, lw=1.5, text=f"slab {z}: partial_{z}",
                size=12)
@@ -629,22 +628,21 @@ def concept_06(k, figures):
                            0.2, 180), memory])
     cv.flow(bx, 250, 92, [("GEMM kernel", "accumulators  ->  + b[col], ReLU, fp16 in registers  "
                            "->  one store", MMA_COLOR, 0.18, 612), memory])
-    cv.text(bx + 306, 226, "gone: a kernel launch, and Z's round trip through memory (8 bytes "
-            "per element)", ha="center", color=MUTED, style="italic")
+    cv.note(bx + 306, 226, "gone: a kernel launch, and Z's round trip through memory (8 bytes "
+            "per element)", 11, "center", style="italic")
     tx, y = bx + 840, 126  # the kinds, from the enum's comments
-    cv.bold(tx, 70, "Each product's epilogue kind")
-    cv.text(tx, 94, f"EpilogueKind, {EPILOGUE_HEADER}", 10, color=MUTED)
+    cv.head(tx, 70, "Each product's epilogue kind", f"EpilogueKind, {EPILOGUE_HEADER}")
     for name, comment in kinds:
         what, *use = re.split(r"\s{2,}", comment.strip())
         cv.bold(tx, y, name, 11, family="monospace")
-        cv.text(tx + 100, y, use[0] if use else "a plain store", 10, color=MUTED)
+        cv.note(tx + 100, y, use[0] if use else "a plain store")
         cv.lines(tx + 12, y + 19, what.split("; "), step=19, size=10, family="monospace")
         y += 48 + 19 * what.count("; ")
     top, cw, rh = 420, 46, 34  # storing a fragment's rows: a float at a time, or column pairs
     cv.bold(x0, top, f"Storing fp32 C from the fragment: each row's {mn} columns are {mn} x 4 = "
             "32 bytes, one memory sector")
-    cv.text(x0, top + 24, f"rows 0-7 of a {k['mma_m']} x {mn} mma tile (c[0], c[1]; rows 8-15 "
-            "likewise with c[2], c[3]); lanes 4g .. 4g + 3 hold row g", color=MUTED)
+    cv.note(x0, top + 24, f"rows 0-7 of a {k['mma_m']} x {mn} mma tile (c[0], c[1]; rows 8-15 "
+            "likewise with c[2], c[3]); lanes 4g .. 4g + 3 hold row g", 11)
     colors = [tint(OKABE_ITO["sky"], 0.6), tint(OKABE_ITO["yellow"], 0.7)]
     for paired in (False, True):
         px, py = x0 + 60 + paired * 680, top + 96
@@ -652,7 +650,7 @@ def concept_06(k, figures):
                 "instruction" if paired else "one float at a time (chapters 03-05): 2 store "
                 "instructions", 12)
         for g in range(8):
-            cv.text(px - 10, py + (g + 0.5) * rh, f"row {g}", 10, "right", color=MUTED)
+            cv.note(px - 10, py + (g + 0.5) * rh, f"row {g}", 10, "right")
             for t in range(4):
                 for e in range(1 if paired else 2):
                     cv.rect(px + (2 * t + e) * cw, py + g * rh, (1 + paired) * cw, rh,
@@ -660,17 +658,13 @@ def concept_06(k, figures):
                             text=f"lane {4 * g + t}" if paired else str(4 * g + t))
             cv.rect(px, py + g * rh, mn * cw, rh, edge="black", lw=1.2)
         for col in range(mn):
-            cv.text(px + (col + 0.5) * cw, py + 8 * rh + 12, f"{4 * col}", 9, "center",
-                    color="#666666")
-        cv.text(px + mn * cw / 2, py + 8 * rh + 30, "byte offset in the row's sector", 10,
-                "center", color=MUTED)
-        nx = px + mn * cw + 20
-        if paired:
-            cv.text(nx, py + 20, "each lane writes\n8 bytes: every\nsector once, whole", va="top")
-        else:
-            for e in range(2):
-                cv.legend(nx, py + 20 + 28 * e, [(colors[e], f"store {e + 1}: c[{e}]")])
-            cv.text(nx, py + 100, "every sector\nwritten twice,\nhalf each time", va="top")
+            cv.note(px + (col + 0.5) * cw, py + 8 * rh + 12, str(4 * col), 9, "center")
+        cv.note(px + mn * cw / 2, py + 8 * rh + 30, "byte offset in the row's sector", 10, "center")
+        for e in range(0 if paired else 2):
+            cv.legend(px + mn * cw + 20, py + 20 + 28 * e, [(colors[e], f"store {e + 1}: c[{e}]")])
+        cv.text(px + mn * cw + 20, py + 20 + 80 * (not paired), "each lane writes\n8 bytes: every\n"
+                "sector once, whole" if paired else "every sector\nwritten twice,\nhalf each time",
+                va="top")
     cv.save(figures, "concept_06_epilogue.png")
 
 
