@@ -261,9 +261,9 @@ class Canvas:
         """Secondary text: axis numbers, captions."""
         self.text(x, y, s, size, ha, va, color=MUTED, **kw)
 
-    def head(self, x, y, title, sub):
+    def head(self, x, y, title, sub, **kw):
         self.bold(x, y, title)
-        self.text(x, y + 24, sub)
+        self.text(x, y + 24, sub, **kw)
 
     def lines(self, x, y, rows, step=24, **kw):
         for i, row in enumerate(rows):
@@ -668,16 +668,18 @@ def concept_06(k, figures):
     cv.save(figures, "concept_06_epilogue.png")
 
 
+def ch07_warp_work(k):
+    """Per K tile, each warp of chapter 07's block: (ldmatrix.x4, mma.sync) it issues."""
+    steps, m, n = k["tile_k"] // k["mma_k"], k["ch07_mma_tiles_m"], k["ch07_mma_tiles_n"]
+    return steps * (m + n // 2), steps * m * n
+
+
 def concept_07(k, figures):
     """Chapter 06's mma.sync kernel fed by TMA: thread 0 copies, full[s] counts the bytes."""
     stages, tile_k, tm, tn = k["ch07_stages"], k["tile_k"], k["ch07_block_tile_m"], \
         k["ch07_block_tile_n"]
-    warps_m, warps_n = k["ch07_warps_m"], k["ch07_warps_n"]
-    warps = warps_m * warps_n
+    warps_m, warps_n, (loads, mmas) = k["ch07_warps_m"], k["ch07_warps_n"], ch07_warp_work(k)
     a_kib, stage_kib = tm * tile_k * 2 // 1024, (tm + tn) * tile_k * 2 // 1024
-    k_steps = tile_k // k["mma_k"]
-    loads = k_steps * (k["ch07_mma_tiles_m"] + k["ch07_mma_tiles_n"] // 2)
-    mmas = k_steps * k["ch07_mma_tiles_m"] * k["ch07_mma_tiles_n"]
     cv = Canvas(1400, 760, "Chapter 07: one thread hands each tile to TMA, an mbarrier per stage "
                 "says when it has landed")
     x0, gy, tx, rx, sw = 40, 110, 220, 440, 118  # rx, sw: the ring, a stage's width
@@ -689,8 +691,6 @@ def concept_07(k, figures):
     cv.text(tx, gy + 12, f"1. arrive.expect_tx(\n   full[s], {stage_kib} KiB)\n2. TMA copy of "
             "A's tile\n3. TMA copy of B's tile", 10, va="top", family="monospace")
     cv.arrow(x0 + 162, gy + 92, rx - 4, gy + 92)
-    cv.text(tx, gy + 108, "the copy engine counts\nits bytes on full[s]", 10, va="top",
-            color=MUTED)
     cv.bold(rx, gy - 30, f"shared memory: a ring of {stages} stages of {stage_kib} KiB", 12)
     for s in range(stages):
         sx, aw = rx + s * (sw + 14), sw * a_kib / stage_kib
@@ -703,13 +703,13 @@ def concept_07(k, figures):
             f"{stage_kib} KiB have landed", 10)
     wx, ww, wh = rx + stages * (sw + 14) + 42, 64, 55  # the block's warps, not to scale
     cv.arrow(wx - 52, gy + 55, wx - 6, gy + 55)
-    cv.bold(wx, gy - 30, f"{warps} warps, {k['ch07_warp_tile_m']} x {k['ch07_warp_tile_n']} of C "
-            "each", 12)
-    for w in range(warps):
+    cv.bold(wx, gy - 30, f"{warps_m * warps_n} warps, {k['ch07_warp_tile_m']} x "
+            f"{k['ch07_warp_tile_n']} of C each", 12)
+    for w in range(warps_m * warps_n):
         cv.box(wx + w % warps_n * ww, gy + w // warps_n * wh, ww, wh, MMA_COLOR, text=f"warp {w}",
                size=10)
-    cv.text(wx + warps_n * ww / 2, gy + warps_m * wh + 8, f"the block's {tm} x {tn} tile of C",
-            10, "center", "top", color=MUTED)
+    cv.note(wx + warps_n * ww / 2, gy + warps_m * wh + 8, f"the block's {tm} x {tn} tile of C",
+            10, "center", "top")
     cv.lines(wx, gy + warps_m * wh + 42, ["each warp, per K tile: waits on full[s];", f"{loads} "
              f"ldmatrix.x4, {mmas} mma.sync (chapter 03's)"], step=20, size=10)
     y0, row_h = 450, 52  # the stages over time, with the phases of their full barriers
@@ -718,9 +718,9 @@ def concept_07(k, figures):
     ring_timeline(cv, x0, y0, stages, 8, 92, row_h, 80, "TMA", phases=True)
     swizzle_inset(cv, 975, y0 - 66, k)
     y = y0 + stages * row_h + 34
-    cv.legend(x0, y, [(tint(PARITY_COLORS[0], 0.55), "copy in flight, phase of parity 0"),
-                      (tint(PARITY_COLORS[1], 0.55), "parity 1"),
-                      (tint(MMA_COLOR, 0.6), "ldmatrix + mma.sync, all warps")], spacing=30)
+    cv.legend(x0, y, [(PARITY_COLORS[0], 0.55, "copy in flight, phase of parity 0"), (
+        PARITY_COLORS[1], 0.55, "parity 1"), (MMA_COLOR, 0.6, "ldmatrix + mma.sync, all warps")],
+        spacing=30)
     cv.text(x0, y + 26, "P0 / P1: the parity the waits on full[s] name")
     cv.save(figures, "concept_07_tma.png")
 
@@ -730,15 +730,14 @@ def swizzle_inset(cv, x, y, k, chunk=2, cw=36, ch=26):
     which the 8 lanes of an ldmatrix matrix read, highlighted."""
     swizzle = k["swizzle_bytes"]
     chunks, rows = swizzle // 16, k["swizzle_atom_bytes"] // swizzle
-    cv.bold(x, y, f"The {swizzle}-byte swizzle (one {rows}-row atom)")
-    cv.text(x, y + 24, "chunk c of row r in slot c ^ (r % 8)", family="monospace")
+    cv.head(x, y, f"The {swizzle}-byte swizzle (one {rows}-row atom)",
+            "chunk c of row r in slot c ^ (r % 8)", family="monospace")
     gx, gy = x + 52, y + 76
-    cv.text(gx + chunks * cw / 2, gy - 28, "slot: 16 bytes, 4 of the 32 banks", 10, "center",
-            color=MUTED)
+    cv.note(gx + chunks * cw / 2, gy - 28, "slot: 16 bytes, 4 of the 32 banks", 10, "center")
     for slot in range(chunks):
-        cv.text(gx + (slot + 0.5) * cw, gy - 8, str(slot), 9, "center", color="#666666")
+        cv.note(gx + (slot + 0.5) * cw, gy - 8, str(slot), 9, "center")
     for r in range(rows):
-        cv.text(gx - 8, gy + (r + 0.5) * ch, f"row {r}", 9, "right", color="#666666")
+        cv.note(gx - 8, gy + (r + 0.5) * ch, f"row {r}", 9, "right")
         for slot in range(chunks):
             hit = slot ^ (r % 8) == chunk
             cv.rect(gx + slot * cw, gy + r * ch, cw, ch, face=tint(A_COLOR, 0.75 if hit else 0.1),
@@ -779,9 +778,8 @@ def concept_08(k, figures):
             color=B_COLOR)
     cv.text(cx + tn * e + 8, by + (kk + 0.5) * wk * e, f"K step {kk}:\nk {kk * wk}-"
             f"{(kk + 1) * wk - 1}", 9)
-    cv.lines(x0, cy + tm * e + 26, [f"dark: warpgroup 0's operands for K step {kk} of {wgmmas}; "
-             "one copy of B serves both warpgroups", f"per K tile: wait on full[s], {wgmmas} "
-             "wgmmas, commit, wgmma.wait_group 1"], step=20, size=10)
+    cv.text(x0, cy + tm * e + 26, f"dark: warpgroup 0's operands for K step {kk} of {wgmmas}; "
+            "one copy of B serves both warpgroups", 10)
     dx, bit = 700, 660 / 64  # the descriptor's 64 bits, bit 0 left (PTX ISA, "Matrix Descriptor")
     cv.bold(dx, 70, "A descriptor per operand and K step: 64 bits")
     cv.rect(dx, 104, 64 * bit, 40, face="#f4f4f4")
@@ -793,20 +791,18 @@ def concept_08(k, figures):
         if hi - lo <= 5:  # named above the bar
             cv.text(dx + (lo + hi) / 2 * bit, 95, name, 9, "center")
         for b in (lo, hi):
-            cv.text(dx + b * bit, 154, str(b), 8, "center", color="#666666")
+            cv.note(dx + b * bit, 154, str(b), 8, "center")
     cv.lines(dx, 186, [f"K-major: start + {k['warpgroup_rows_bytes'] // 1024} KiB for warpgroup 1, "
                        f"+ {wk * 2} bytes per K step; SBO = {atom} bytes", f"MN-major: SBO = "
                        f"{atom} bytes, LBO = {swizzle // 2 * tile_k * 2} bytes"], step=20, size=10)
-    ty, steps7, warps7 = 540, tile_k // k["mma_k"], k["ch07_warps_m"] * k["ch07_warps_n"]
-    loads7 = steps7 * (k["ch07_mma_tiles_m"] + k["ch07_mma_tiles_n"] // 2)
-    mmas7 = steps7 * k["ch07_mma_tiles_m"] * k["ch07_mma_tiles_n"]
+    ty, warps7, (loads7, mmas7) = 540, k["ch07_warps_m"] * k["ch07_warps_n"], ch07_warp_work(k)
     blocks7 = tm * tn // (k["ch07_block_tile_m"] * k["ch07_block_tile_n"])
     cv.bold(x0, ty - 28, f"Per K tile of {tile_k}, one warpgroup ({wm} x {wn}): no ldmatrix, no "
             "operand in registers")
     cv.flow(x0, ty, 70, [("shared memory", "the swizzled stage", "#999999", 0.16, 180),
                          ("2 descriptors", "per wgmma, 64 bits\neach", COPY_COLOR, 0.35, 180),
-                         (f"{wgmmas} wgmma", f"m{wm}n{wn}k{wk}, async:\nfence, commit, wait",
-                          MMA_COLOR, 0.3, 210),
+                         (f"{wgmmas} wgmma", f"m{wm}n{wn}k{wk}, async:\nfence, commit, "
+                          "wait_group 1", MMA_COLOR, 0.3, 240),
                          ("accumulators", f"{acc} floats per thread", C_COLOR, 0.2, 180)], gap=38)
     cv.lines(x0, ty + 100, [f"the {tm} x {tn} tile per K tile: chapter 07, {blocks7} blocks of "
                             f"{warps7} warps, {blocks7 * warps7 * loads7} ldmatrix.x4 + "
