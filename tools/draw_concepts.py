@@ -1005,31 +1005,29 @@ def concept_11(k, figures):
     cwarps, half = k["ch11_consumer_warps"], tn // 2
     a_kib, half_kib = tm * tile_k * 2 // 1024, half * tile_k * 2 // 1024
     stage_kib, own_kib = a_kib + 2 * half_kib, a_kib + half_kib
-    rank = [C_COLOR, EPILOGUE_COLOR]
-    cv = Canvas(1180, 770, "Chapter 11: two CTAs of a cluster share their B tile, each loading "
+    rank, looks = [C_COLOR, EPILOGUE_COLOR], [(A_COLOR, 0.3), (B_COLOR, 0.5), (B_COLOR, 0.25)]
+    cv = Canvas(1180, 740, "Chapter 11: two CTAs of a cluster share their B tile, each loading "
                 "half of it for both")
     x0, gy, gh, cy, ch, slot_w = 40, 96, 80, 330, 270, 120
     cta_x, slot_x = [x0, x0 + 500], [20, 150, 280]  # the CTAs; A, B half 0, B half 1 in each
+    a_src, b_src = [x0 + 30, x0 + 800], [x0 + 330, x0 + 520]  # in global memory, by CTA
     cv.rect(x0, gy - 30, 960, gh + 60, face="#f4f4f4", lw=1.2)  # global memory (L2)
     cv.bold(x0 + 12, gy - 14, "global memory (through L2), K tile t of the pair", 12)
-    sources = {"A0": (30, f"A: rows of tile 0\n{tm} x {tile_k}", A_COLOR, 0.3),
-               "B0": (330, f"B half 0: columns\n0-{half - 1}, {half} x {tile_k}", B_COLOR, 0.5),
-               "B1": (520, f"B half 1: columns\n{half}-{tn - 1}, {half} x {tile_k}", B_COLOR,
-                      0.25), "A1": (800, f"A: rows of tile 1\n{tm} x {tile_k}", A_COLOR, 0.3)}
-    for sx, label, color, amount in sources.values():
-        cv.box(x0 + sx, gy + 8, 140, gh - 16, color, amount, 1.4, text=label, size=10)
+    for sx, j, label in [(a_src[0], 0, "A: rows of tile 0"), (a_src[1], 0, "A: rows of tile 1"),
+                         (b_src[0], 1, f"B half 0:\ncolumns 0-{half - 1}"),
+                         (b_src[1], 2, f"B half 1:\ncolumns {half}-{tn - 1}")]:
+        cv.box(sx, gy + 8, 140, gh - 16, *looks[j], 1.4, text=label, size=10)
     for r in range(2):  # the CTAs; their consumers and empty[s] face the other CTA
         bx, inner = cta_x[r], r == 0  # CTA 0's inner side is its right
         cv.box(bx, cy, 460, ch, rank[r], 0.06, lw=2)
         cv.bold(bx + 230, cy + ch + 16, f"CTA {r} (%cluster_ctarank = {r}): tile {r} of the pair",
                 12, ha="center", color=rank[r])
-        cv.text(bx + 20, cy + 128, f"stage s (of {stages}, {stage_kib} KiB), at the same address "
-                "in both CTAs", 10, color=MUTED)
-        for j, (label, color, amount) in enumerate([
-                (f"A tile\n{tm} x {tile_k}\n{a_kib} KiB", A_COLOR, 0.3),
-                (f"B half 0\n{half} x {tile_k}\n{half_kib} KiB", B_COLOR, 0.5),
-                (f"B half 1\n{half} x {tile_k}\n{half_kib} KiB", B_COLOR, 0.25)]):
-            cv.box(bx + slot_x[j], cy + 20, slot_w, 84, color, amount, 1.4, text=label, size=10)
+        cv.note(bx + 20, cy + 128, f"stage s (of {stages}, {stage_kib} KiB), at the same address "
+                "in both CTAs")
+        for j, (label, rows, kib) in enumerate([("A tile", tm, a_kib), ("B half 0", half, half_kib),
+                                                ("B half 1", half, half_kib)]):
+            cv.box(bx + slot_x[j], cy + 20, slot_w, 84, *looks[j], 1.4, size=10,
+                   text=f"{label}\n{rows} x {tile_k}\n{kib} KiB")
         prod_x, cons_x = bx + (20 if inner else 300), bx + (200 if inner else 20)
         full_x, empty_x = bx + (20 if inner else 320), bx + (320 if inner else 20)
         cv.box(prod_x, cy + 150, 140, 44, COPY_COLOR, 0.45, 1.5, text="producer:\nthread 0",
@@ -1046,13 +1044,12 @@ def concept_11(k, figures):
         cv.arrow(bx + (400 if inner else 60), cy + 195, cta_x[1 - r] + (60 if inner else 400),
                  cy + 220, MMA_COLOR, 1.4)
         # Its producer loads its A tile, and its half of B multicast into both.
-        cv.arrow(x0 + sources[f"A{r}"][0] + 70, gy + gh - 8, bx + slot_x[0] + slot_w / 2, cy + 18,
-                 rank[r], 2.0)
+        cv.arrow(a_src[r] + 70, gy + gh - 8, bx + slot_x[0] + slot_w / 2, cy + 18, rank[r], 2.0)
         for d in range(2):
-            cv.arrow(x0 + sources[f"B{r}"][0] + 70, gy + gh - 8,
-                     cta_x[d] + slot_x[1 + r] + slot_w / 2, cy + 18, rank[r], 2.0)
-    cv.text(x0 + 480, gy + gh + 50, "one multicast copy, written into both CTAs", 10, "center",
-            color=MUTED, style="italic", bbox=dict(facecolor="white", edgecolor="none", pad=1))
+            cv.arrow(b_src[r] + 70, gy + gh - 8, cta_x[d] + slot_x[1 + r] + slot_w / 2, cy + 18,
+                     rank[r], 2.0)
+    cv.note(x0 + 480, gy + gh + 50, "one multicast copy, written into both CTAs", 10, "center",
+            style="italic", bbox=dict(facecolor="white", edgecolor="none", pad=1))
     cv.legend(x0, cy + ch + 54, [(rank[0], "copies CTA 0's producer issues"), (rank[1], "CTA 1's"),
                                  (COPY_COLOR, "the producer's arrival on full[s]"),
                                  (MMA_COLOR, "arrivals on empty[s]")], spacing=34)
@@ -1060,9 +1057,7 @@ def concept_11(k, figures):
         f"full[s], in each CTA: 1 arrival (expect_tx of {stage_kib} KiB) and the bytes, {own_kib} "
         f"KiB from its own copies, {half_kib} KiB from the other CTA's multicast",
         f"empty[s], in each CTA: {2 * cwarps} arrivals, from the {cwarps} consumer warps of both "
-        "CTAs: a multicast refills the stage in both", f"the pair: the same {tn} columns of B, "
-        f"different rows of A; each CTA reads {own_kib} of the {stage_kib} KiB it receives per K "
-        "tile"], step=24)
+        "CTAs: a multicast refills the stage in both"], step=24)
     cv.save(figures, "concept_11_clusters.png")
 
 
