@@ -30,50 +30,37 @@ from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-# The constants the figures use, header by header: script name = C++ name. Read at start.
+# The constants the figures use, header by header, as the C++ names them. Read at start.
 CONSTANTS = """
-chapters/01_naive/gemm.cuh: naive_block_side=kBlockSide
-chapters/02_smem_tiling/gemm.cuh: ch02_block_tile_m=kBlockTileM ch02_block_tile_n=kBlockTileN
-    ch02_block_tile_k=kBlockTileK ch02_thread_tile_m=kThreadTileM ch02_thread_tile_n=kThreadTileN
-    ch02_threads_m=kThreadsM ch02_threads_n=kThreadsN ch02_threads=kThreads
-chapters/02_smem_tiling/smem_tile.cuh: ch02_pad=kPad
-chapters/03_mma_sync/mma.cuh: mma_m=kMmaM mma_n=kMmaN mma_k=kMmaK
-chapters/03_mma_sync/gemm.cuh: ch03_warp_tile_m=kWarpTileM ch03_warp_tile_n=kWarpTileN
-chapters/04_cp_async/gemm.cuh: ch04_stages=kStages ch04_block_tile_k=kBlockTileK
-    ch04_threads=kThreads
-chapters/05_split_k/split_k.cuh: min_k_tiles_per_split=kMinKTilesPerSplit max_splits=kMaxSplits
-chapters/05_split_k/gemm.cuh: ch05_block_tile_m=kBlockTileM ch05_block_tile_n=kBlockTileN
-    ch05_block_tile_k=kBlockTileK
-chapters/07_tma/gemm.cuh: ch07_block_tile_m=kBlockTileM ch07_block_tile_n=kBlockTileN
-    ch07_warp_tile_m=kWarpTileM ch07_warp_tile_n=kWarpTileN ch07_warps_m=kWarpsM
-    ch07_warps_n=kWarpsN ch07_mma_tiles_m=kMmaTilesM ch07_mma_tiles_n=kMmaTilesN ch07_stages=kStages
-chapters/07_tma/tma.cuh: tile_k=kTileK swizzle_bytes=kSwizzleBytes
-    swizzle_atom_bytes=kSwizzleAtomBytes
-chapters/08_wgmma/gemm.cuh: ch08_block_tile_m=kBlockTileM ch08_block_tile_n=kBlockTileN
-    ch08_warpgroups=kWarpgroups ch08_stages=kStages
-chapters/08_wgmma/wgmma.cuh: wgmma_m=kWgmmaM wgmma_n=kWgmmaN wgmma_k=kWgmmaK
-    warpgroup_threads=kWarpgroupThreads accumulators=kAccumulators
-    warpgroup_rows_bytes=kWarpgroupRowsBytes
-chapters/09_warp_specialized/gemm.cuh: ch09_block_tile_m=kBlockTileM ch09_block_tile_n=kBlockTileN
-    ch09_consumers=kConsumers ch09_threads=kThreads ch09_consumer_warps=kConsumerWarps
-    ch09_stages=kStages launch_registers=kLaunchRegisters
-chapters/09_warp_specialized/roles.cuh: producer_registers=kProducerRegisters
-    consumer_registers=kConsumerRegisters
-chapters/10_tile_scheduler/gemm.cuh: ch10_block_tile_m=kBlockTileM ch10_block_tile_n=kBlockTileN
-    ch10_consumers=kConsumers ch10_stages=kStages group_tile_rows=kGroupTileRows
-    store_box_bytes=kStoreBoxBytes store_buffers=kStoreBuffers
-chapters/10_tile_scheduler/tma_store.cuh: store_box_columns=kStoreBoxColumns
-chapters/11_clusters/gemm.cuh: ch11_cluster_blocks=kClusterBlocks ch11_block_tile_m=kBlockTileM
-    ch11_block_tile_n=kBlockTileN ch11_stages=kStages ch11_consumer_warps=kConsumerWarps
-    ch11_tile_k=kTileK
-chapters/12_swap_ab/tiles.cuh: ch12_max_batch=kMaxBatch
-chapters/13_split_k_in_kernel/split_kernel.cuh: ch12_max_splits=kMostSplits
-chapters/15_small_tile/tile.cuh: ch15_tile_m=kTileM ch15_tile_n=kTileN ch15_tile_k=kTileK
-    ch15_stages=kStages ch15_warps=kWarps
-chapters/15_small_tile/gemm.cuh: ch15_max_tiles=kMaxTiles ch15_max_k=kMaxK
-chapters/14_weight_update/weight_update.cuh: ch14_rows=kUpdateTileRows ch14_cols=kUpdateTileCols
-chapters/18_cluster_model/layout.cuh: ch18_blocks=kClusterBlocks ch18_rows=kOnChipRows ch18_pad=kPad
-    ch18_classes_padded=kClassesPadded ch18_dz_stride=kDzStride ch18_limit=kOnChipSmemLimit
+chapters/01_naive/gemm.cuh: kBlockSide
+chapters/02_smem_tiling/gemm.cuh: kBlockTileM kBlockTileN kBlockTileK kThreadTileM kThreadTileN
+    kThreadsM kThreadsN kThreads
+chapters/02_smem_tiling/smem_tile.cuh: kPad
+chapters/03_mma_sync/mma.cuh: kMmaM kMmaN kMmaK
+chapters/03_mma_sync/gemm.cuh: kWarpTileM kWarpTileN
+chapters/04_cp_async/gemm.cuh: kStages kBlockTileK kThreads
+chapters/05_split_k/split_k.cuh: kMinKTilesPerSplit kMaxSplits
+chapters/05_split_k/gemm.cuh: kBlockTileM kBlockTileN kBlockTileK
+chapters/07_tma/gemm.cuh: kBlockTileM kBlockTileN kWarpTileM kWarpTileN kWarpsM kWarpsN kMmaTilesM
+    kMmaTilesN kStages
+chapters/07_tma/tma.cuh: kTileK kSwizzleBytes kSwizzleAtomBytes
+chapters/08_wgmma/gemm.cuh: kBlockTileM kBlockTileN kWarpgroups kStages
+chapters/08_wgmma/wgmma.cuh: kWgmmaM kWgmmaN kWgmmaK kWarpgroupThreads kAccumulators
+    kWarpgroupRowsBytes
+chapters/09_warp_specialized/gemm.cuh: kBlockTileM kBlockTileN kConsumers kThreads kConsumerWarps
+    kStages kLaunchRegisters
+chapters/09_warp_specialized/roles.cuh: kProducerRegisters kConsumerRegisters
+chapters/10_tile_scheduler/gemm.cuh: kBlockTileM kBlockTileN kConsumers kStages kGroupTileRows
+    kStoreBoxBytes kStoreBuffers
+chapters/10_tile_scheduler/tma_store.cuh: kStoreBoxColumns
+chapters/11_clusters/gemm.cuh: kClusterBlocks kBlockTileM kBlockTileN kStages kConsumerWarps kTileK
+chapters/12_swap_ab/tiles.cuh: kMaxBatch
+chapters/13_split_k_in_kernel/split_kernel.cuh: kMostSplits
+chapters/15_small_tile/tile.cuh: kTileM kTileN kTileK kStages kWarps
+chapters/15_small_tile/gemm.cuh: kMaxTiles kMaxK
+chapters/14_weight_update/weight_update.cuh: kUpdateTileRows kUpdateTileCols
+chapters/18_cluster_model/layout.cuh: kClusterBlocks kOnChipRows kPad kClassesPadded kDzStride
+    kOnChipSmemLimit
 """
 # The epilogue kinds and their one-line descriptions: the enum's comments.
 EPILOGUE_HEADER = "common/gemm_interface.cuh"
@@ -185,12 +172,13 @@ def read_constant(header, name, stack=()):
 
 
 def read_constants():
-    """{script name: value} of every constant CONSTANTS names."""
+    """{name: value} of every constant CONSTANTS lists: kBlockTileM of chapters/02_.../ as
+    ch02_block_tile_m."""
     k = {}
     for header, names in re.findall(r"^(\S+): (.*(?:\n    .*)*)", CONSTANTS, re.MULTILINE):
-        for pair in names.split():
-            key, name = pair.split("=")
-            k[key] = read_constant(header, name)
+        prefix = "ch" + re.match(r"chapters/(\d+)_", header).group(1)
+        for name in names.split():
+            k[prefix + re.sub(r"([A-Z])", r"_\1", name[1:]).lower()] = read_constant(header, name)
     return k
 
 
@@ -357,7 +345,7 @@ class Timeline:
 # The figures, one function per chapter.
 
 def concept_01(k, figures):
-    side, s = k["naive_block_side"], 8  # s: pixels per element
+    side, s = k["ch01_block_side"], 8  # s: pixels per element
     m, n, depth = 2 * side, 3 * side, 2 * side  # the matrices drawn: 2 x 3 blocks of C
     ax0, top = 60, 84  # A's left edge, B's top edge
     cx, cy = ax0 + depth * s + 24, top + depth * s + 24  # C's top-left corner
@@ -458,7 +446,7 @@ def concept_02(k, figures):
 
 
 def concept_03(k, figures):
-    mm, mn, mk = k["mma_m"], k["mma_n"], k["mma_k"]
+    mm, mn, mk = k["ch03_mma_m"], k["ch03_mma_n"], k["ch03_mma_k"]
     if (mm, mn, mk) != (16, 8, 16):
         error(f"concept_03 draws the PTX fragments of m16n8k16; mma.cuh now says m{mm}n{mn}k{mk}")
     c, x0, y0 = 30, 60, 140  # pixels per element; the ldmatrix panel's corner
@@ -556,8 +544,8 @@ def choose_split(k, m, n, depth, resident_blocks, workspace_floats):
     tm, tn, tk = k["ch05_block_tile_m"], k["ch05_block_tile_n"], k["ch05_block_tile_k"]
     k_tiles = (depth + tk - 1) // tk
     tiles = ((m + tm - 1) // tm) * ((n + tn - 1) // tn)
-    splits = min(resident_blocks // tiles, k_tiles // k["min_k_tiles_per_split"],
-                 k["max_splits"], workspace_floats // (m * n))
+    splits = min(resident_blocks // tiles, k_tiles // k["ch05_min_k_tiles_per_split"],
+                 k["ch05_max_splits"], workspace_floats // (m * n))
     if splits <= 1:
         return 1, k_tiles
     per_split = (k_tiles + splits - 1) // splits
@@ -565,7 +553,7 @@ def choose_split(k, m, n, depth, resident_blocks, workspace_floats):
 
 
 def concept_05(k, figures):
-    tile_k, min_tiles = k["ch05_block_tile_k"], k["min_k_tiles_per_split"]
+    tile_k, min_tiles = k["ch05_block_tile_k"], k["ch05_min_k_tiles_per_split"]
     depth = 12 * tile_k  # the example: one 32 x 128 tile of C, 12 K tiles, GPU and workspace ample
     splits, per = choose_split(k, 32, 128, depth, 1 << 30, 1 << 30)
     k_tiles, colors = depth // tile_k, [OKABE_ITO[c] for c in ("blue", "orange", "purple", "green")]
@@ -609,14 +597,14 @@ def concept_05(k, figures):
         error("concept_05: the example sums no longer differ in fp32")
     cv.lines(x0 + k_tiles * tw + 70, 74, [
         "choose_split: min(resident blocks / tiles of C,", f"K tiles / {min_tiles}, "
-        f"{k['max_splits']}, what the workspace holds)", f"here {k_tiles} / {min_tiles} = "
+        f"{k['ch05_max_splits']}, what the workspace holds)", f"here {k_tiles} / {min_tiles} = "
         f"{splits}", "", "a fixed order, not atomicAdd: in fp32", f"(1.5 + 0.1) + 0.2 = "
         f"{in_order:.9g}", f"(0.1 + 0.2) + 1.5 = {other_order:.9g}"], step=22, size=12)
     cv.save(figures, "concept_05_split_k.png")
 
 
 def concept_06(k, figures):
-    mn, x0, bx, kinds = k["mma_n"], 40, 140, read_epilogue_kinds()
+    mn, x0, bx, kinds = k["ch03_mma_n"], 40, 140, read_epilogue_kinds()
     cv = Canvas(1400, 830, "Chapter 06: the epilogue fused into the GEMM's store")
     memory = ("Y in memory", "M x N fp16", "#999999", 0.16, 124)
     cv.bold(x0, 70, "A hidden layer's forward product, Y = fp16(ReLU(X W^T + b))")
@@ -641,7 +629,7 @@ def concept_06(k, figures):
     top, cw, rh = 420, 46, 34  # storing a fragment's rows: a float at a time, or column pairs
     cv.bold(x0, top, f"Storing fp32 C from the fragment: each row's {mn} columns are {mn} x 4 = "
             "32 bytes, one memory sector")
-    cv.note(x0, top + 24, f"rows 0-7 of a {k['mma_m']} x {mn} mma tile (c[0], c[1]; rows 8-15 "
+    cv.note(x0, top + 24, f"rows 0-7 of a {k['ch03_mma_m']} x {mn} mma tile (c[0], c[1]; rows 8-15 "
             "likewise with c[2], c[3]); lanes 4g .. 4g + 3 hold row g", 11)
     colors = [tint(OKABE_ITO["sky"], 0.6), tint(OKABE_ITO["yellow"], 0.7)]
     for paired in (False, True):
@@ -670,13 +658,13 @@ def concept_06(k, figures):
 
 def ch07_warp_work(k):
     """Per K tile, each warp of chapter 07's block: (ldmatrix.x4, mma.sync) it issues."""
-    steps, m, n = k["tile_k"] // k["mma_k"], k["ch07_mma_tiles_m"], k["ch07_mma_tiles_n"]
+    steps, m, n = k["ch07_tile_k"] // k["ch03_mma_k"], k["ch07_mma_tiles_m"], k["ch07_mma_tiles_n"]
     return steps * (m + n // 2), steps * m * n
 
 
 def concept_07(k, figures):
     """Chapter 06's mma.sync kernel fed by TMA: thread 0 copies, full[s] counts the bytes."""
-    stages, tile_k, tm, tn = k["ch07_stages"], k["tile_k"], k["ch07_block_tile_m"], \
+    stages, tile_k, tm, tn = k["ch07_stages"], k["ch07_tile_k"], k["ch07_block_tile_m"], \
         k["ch07_block_tile_n"]
     warps_m, warps_n, (loads, mmas) = k["ch07_warps_m"], k["ch07_warps_n"], ch07_warp_work(k)
     a_kib, stage_kib = tm * tile_k * 2 // 1024, (tm + tn) * tile_k * 2 // 1024
@@ -728,8 +716,8 @@ def concept_07(k, figures):
 def swizzle_inset(cv, x, y, k, chunk=2, cw=36, ch=26):
     """tma.cuh's swizzled(): chunk c of row r in slot c ^ (r % 8); the 8 rows of one chunk,
     which the 8 lanes of an ldmatrix matrix read, highlighted."""
-    swizzle = k["swizzle_bytes"]
-    chunks, rows = swizzle // 16, k["swizzle_atom_bytes"] // swizzle
+    swizzle = k["ch07_swizzle_bytes"]
+    chunks, rows = swizzle // 16, k["ch07_swizzle_atom_bytes"] // swizzle
     cv.head(x, y, f"The {swizzle}-byte swizzle (one {rows}-row atom)",
             "chunk c of row r in slot c ^ (r % 8)", family="monospace")
     gx, gy = x + 52, y + 76
@@ -750,10 +738,11 @@ def swizzle_inset(cv, x, y, k, chunk=2, cw=36, ch=26):
 
 def concept_08(k, figures):
     """Chapter 07's ring with wgmma: a warpgroup's operands read from shared memory."""
-    tile_k, stages, acc, tm, tn = k["tile_k"], k["ch08_stages"], k["accumulators"], \
-        k["ch08_block_tile_m"], k["ch08_block_tile_n"]
-    wm, wn, wk, groups = k["wgmma_m"], k["wgmma_n"], k["wgmma_k"], k["ch08_warpgroups"]
-    swizzle, atom, wgmmas = k["swizzle_bytes"], k["swizzle_atom_bytes"], tile_k // wk
+    tm, tn, stages, groups, wm, wn, wk, acc = (k["ch08_" + key] for key in (
+        "block_tile_m", "block_tile_n", "stages", "warpgroups", "wgmma_m", "wgmma_n", "wgmma_k",
+        "accumulators"))
+    tile_k = k["ch07_tile_k"]
+    swizzle, atom, wgmmas = k["ch07_swizzle_bytes"], k["ch07_swizzle_atom_bytes"], tile_k // wk
     cv = Canvas(1400, 680, f"Chapter 08: a warpgroup multiplies {wm} x {wn} x {wk} in one wgmma, "
                 "A and B read from shared memory")
     x0, e, kk, ax, by = 40, 1.4, 1, 120, 122  # e: pixels per element; kk: the K step drawn
@@ -792,9 +781,10 @@ def concept_08(k, figures):
             cv.text(dx + (lo + hi) / 2 * bit, 95, name, 9, "center")
         for b in (lo, hi):
             cv.note(dx + b * bit, 154, str(b), 8, "center")
-    cv.lines(dx, 186, [f"K-major: start + {k['warpgroup_rows_bytes'] // 1024} KiB for warpgroup 1, "
-                       f"+ {wk * 2} bytes per K step; SBO = {atom} bytes", f"MN-major: SBO = "
-                       f"{atom} bytes, LBO = {swizzle // 2 * tile_k * 2} bytes"], step=20, size=10)
+    cv.lines(dx, 186, [f"K-major: start + {k['ch08_warpgroup_rows_bytes'] // 1024} KiB for "
+                       f"warpgroup 1, + {wk * 2} bytes per K step; SBO = {atom} bytes",
+                       f"MN-major: SBO = {atom} bytes, LBO = {swizzle // 2 * tile_k * 2} bytes"],
+             size=10, step=20)
     ty, warps7, (loads7, mmas7) = 540, k["ch07_warps_m"] * k["ch07_warps_n"], ch07_warp_work(k)
     blocks7 = tm * tn // (k["ch07_block_tile_m"] * k["ch07_block_tile_n"])
     cv.bold(x0, ty - 28, f"Per K tile of {tile_k}, one warpgroup ({wm} x {wn}): no ldmatrix, no "
@@ -813,9 +803,9 @@ def concept_08(k, figures):
 
 def tile_origin(k, tiles_m, tiles_n, tile):
     """chapters/10_tile_scheduler/gemm.cuh's tile_origin, in tiles: (tile row, tile column)."""
-    per_group = k["group_tile_rows"] * tiles_n
-    first_row = tile // per_group * k["group_tile_rows"]
-    group_rows, in_group = min(tiles_m - first_row, k["group_tile_rows"]), tile % per_group
+    per_group = k["ch10_group_tile_rows"] * tiles_n
+    first_row = tile // per_group * k["ch10_group_tile_rows"]
+    group_rows, in_group = min(tiles_m - first_row, k["ch10_group_tile_rows"]), tile % per_group
     return first_row + in_group % group_rows, in_group // group_rows
 
 
@@ -892,24 +882,24 @@ def roles_legend(cv, x, tl, rows, in_flight, epilogue, caption):
 
 def concept_09(k, figures):
     """A producer and two consumer warpgroups meeting only at full[s] and empty[s]."""
-    stages, consumers, threads = k["ch09_stages"], k["ch09_consumers"], k["ch09_threads"]
-    tm, tn, wg, wm, launch = k["ch09_block_tile_m"], k["ch09_block_tile_n"], \
-        k["warpgroup_threads"], k["wgmma_m"], k["launch_registers"]
+    stages, consumers, threads, tm, tn, launch, preg, creg = (k["ch09_" + key] for key in (
+        "stages", "consumers", "threads", "block_tile_m", "block_tile_n", "launch_registers",
+        "producer_registers", "consumer_registers"))
+    wg, wm = k["ch08_warpgroup_threads"], k["ch08_wgmma_m"]
     cv = Canvas(1400, 640, "Chapter 09: a producer warpgroup and two consumer warpgroups, "
                 "meeting only at mbarriers")
     x0, y = 40, 66
-    cv.flow(x0, y, 86, [(f"warpgroup {j}: " + ("consumer" if j else "producer"), (
-        f"setmaxnreg.inc to {k['consumer_registers']} registers;\nrows {(j - 1) * wm}-{j * wm - 1}"
-        f" of the {tm} x {tn} tile") if j else (f"setmaxnreg.dec to {k['producer_registers']} "
-        "registers;\nthread 0 issues every TMA copy"), MMA_COLOR if j else COPY_COLOR,
-        0.3 if j else 0.45, 290) for j in range(consumers + 1)], gap=18, arrows=False)
+    cv.flow(x0, y, 86, [("warpgroup 0: producer", f"setmaxnreg.dec to {preg} registers;\nthread 0 "
+                         "issues every TMA copy", COPY_COLOR, 0.45, 290)] + [
+        (f"warpgroup {j}: consumer", f"setmaxnreg.inc to {creg} registers;\nrows {(j - 1) * wm}-"
+         f"{j * wm - 1} of the {tm} x {tn} tile", MMA_COLOR, 0.3, 290)
+        for j in range(1, consumers + 1)], gap=18, arrows=False)
     cv.text(x0, y + 108, f"{threads} threads, one block per SM, launched at {launch} registers "
-            f"each: {wg} x {k['producer_registers']} + {consumers * wg} x "
-            f"{k['consumer_registers']} = {threads} x {launch}.")
-    cv.lines(x0 + 934, y + 14, [f"full[s]: the producer's arrive.expect_tx and "
-                                f"{(tm + tn) * k['tile_k'] * 2 // 1024} KiB", f"empty[s]: "
-                                f"{k['ch09_consumer_warps']} arrivals, one per consumer warp"],
-             step=22, size=10)
+            f"each: {wg} x {preg} + {consumers * wg} x {creg} = {threads} x {launch}.")
+    stage_kib = (tm + tn) * k["ch07_tile_k"] * 2 // 1024
+    cv.lines(x0 + 934, y + 14, [f"full[s]: the producer's arrive.expect_tx and {stage_kib} KiB",
+                                f"empty[s]: {k['ch09_consumer_warps']} arrivals, one per consumer "
+                                "warp"], step=22, size=10)
     k_tiles, gap = 6, 0.8  # two blocks on one SM, one tile each
     run = simulate_roles(stages, k_tiles, 1, epilogue=3.0)
     length, ty, rh = run[3][0][1], 252, 44  # a block: from its first copy to its epilogue's end
@@ -932,11 +922,10 @@ def concept_09(k, figures):
 
 def concept_10(k, figures):
     """Chapter 09's block made persistent: a grouped tile order, TMA stores under the next tile."""
-    stages, consumers, tm, tn = k["ch10_stages"], k["ch10_consumers"], k["ch10_block_tile_m"], \
-        k["ch10_block_tile_n"]
-    group, box_cols, buffers, sms = (k[key] for key in ("group_tile_rows", "store_box_columns",
-                                                        "store_buffers", "sms"))
-    boxes, size, x0, cell, gy = tn // box_cols, 8192, 40, 4, 118
+    stages, consumers, tm, tn, group, box_cols, buffers, box_bytes = (k["ch10_" + key] for key in (
+        "stages", "consumers", "block_tile_m", "block_tile_n", "group_tile_rows",
+        "store_box_columns", "store_buffers", "store_box_bytes"))
+    boxes, size, x0, cell, gy, sms = tn // box_cols, 8192, 40, 4, 118, k["sms"]
     tiles_m, tiles_n = size // tm, size // tn
     cv = Canvas(1400, 940, "Chapter 10: persistent blocks, a grouped tile order, and TMA stores "
                 "under the next tile's work")
@@ -963,10 +952,9 @@ def concept_10(k, figures):
     cv.lines(x0, 70, [
         f"persistent: {sms} blocks, one per SM ({sms} SMs on the H100 of the results); block b "
         f"computes tiles b, b + {sms}, b + {2 * sms}, ...", "the ring's stage and phase counters "
-        "carry on from one tile to the next", "", f"epilogue through TMA (kStore): "
-        f"{box_cols}-column boxes of {k['store_box_bytes'] // 1024} KiB through {buffers} staging "
-        "buffers", "per consumer: one box is written while the store of the one before leaves"],
-             step=26, size=11)
+        "carry on from one tile to the next", "", f"epilogue through TMA (kStore): {box_cols}-"
+        f"column boxes of {box_bytes // 1024} KiB through {buffers} staging buffers", "per "
+        "consumer: one box is written while the store of the one before leaves"], step=26, size=11)
     write, store, writes, t = 0.4, 0.4, [], 0.0  # one block, two tiles
     for box in range(boxes):  # box j once the store of box j - buffers has read its buffer
         t = max(t, writes[box - buffers] + write + store) if box >= buffers else t
@@ -1063,11 +1051,11 @@ def concept_11(k, figures):
 
 def concept_12(k, figures):
     """Swap AB, and the split-K sum by the last block to arrive, for one example product."""
-    wm, tile_k = k["wgmma_m"], k["tile_k"]
+    wm, tile_k = k["ch08_wgmma_m"], k["ch07_tile_k"]
     batch_tiles = read_ints(CH12_DISPATCH, r"constexpr int kBatchTiles\[\] = \{([\d, ]+)\};",
                             "constexpr int kBatchTiles[] = {...};")
     batch, outputs, inputs, splits = 32, 512, 1024, 4  # the example: Y = X W^T at batch 32
-    if splits > k["ch12_max_splits"] or batch > k["ch12_max_batch"] or batch not in batch_tiles:
+    if splits > k["ch13_most_splits"] or batch > k["ch12_max_batch"] or batch not in batch_tiles:
         error("concept_12: the example no longer fits chapters 12 and 13's limits")
     tiles, k_per, rows10 = outputs // wm, inputs // splits, k["ch09_block_tile_m"]
     cv = Canvas(1400, 700, "Chapters 12 and 13: the batch on wgmma's N, and K split inside the "
@@ -1119,17 +1107,23 @@ def concept_12(k, figures):
     cv.save(figures, "concept_12_swap_ab_split_k.png")
 
 
+def tiles(rows, cols, tile_m, tile_n):
+    """How many tiles of tile_m x tile_n cover rows x cols."""
+    return -(-rows // tile_m) * -(-cols // tile_n)
+
+
 def concept_15(k, figures):
     """Chapter 15's 32 x 32 tiles against chapter 14's on two products of a step at batch 32,
     hidden 128: the blocks each puts on the SMs, and one tile's warps."""
-    tm, tn, mm, mn, sms = k["ch15_tile_m"], k["ch15_tile_n"], k["mma_m"], k["mma_n"], k["sms"]
+    tm, tn, mm, mn, sms = k["ch15_tile_m"], k["ch15_tile_n"], k["ch03_mma_m"], k["ch03_mma_n"], \
+        k["sms"]
+    rows14, cols14, wm = k["ch14_update_tile_rows"], k["ch14_update_tile_cols"], k["ch08_wgmma_m"]
     cv = Canvas(1400, 500, f"Chapter 15: tiles of {tm} x {tn}, a block each, for the small "
                 "products of a training step")
-    cases = [("forward, layer 2: 32 x 128 (chapter 12's tile: 64 weight rows by the batch)",
-              -(-128 // k["wgmma_m"]), -(-32 // tm) * -(-128 // tn)),
-             (f"weight gradient, layer 2: 128 x 128 (chapter 14's {k['ch14_rows']} x "
-              f"{k['ch14_cols']})", -(-128 // k["ch14_rows"]) * -(-128 // k["ch14_cols"]),
-              -(-128 // tm) * -(-128 // tn))]
+    cases = [(f"forward, layer 2: 32 x 128 (chapter 12's tile: {wm} weight rows by the batch)",
+              tiles(128, 1, wm, 1), tiles(32, 128, tm, tn)),
+             (f"weight gradient, layer 2: 128 x 128 (chapter 14's {rows14} x {cols14})",
+              tiles(128, 128, rows14, cols14), tiles(128, 128, tm, tn))]
     cols, cell = 22, 17
     for i, (name, ch14, ch15) in enumerate(cases):
         y = 80 + i * 205
@@ -1157,8 +1151,7 @@ def concept_15(k, figures):
 def concept_16(k, figures):
     """One step of chapter 14's CUDA graph against one of chapter 16's persistent kernel, to
     scale from the measurements (784-128-128-128-10 at batch 32, 2 L + 1 phases)."""
-    tile_m, tile_n = k["ch15_tile_m"], k["ch15_tile_n"]
-    hidden = [int(w) for w in CH16_MODEL.split("-")]
+    tile, hidden = (k["ch15_tile_m"], k["ch15_tile_n"]), [int(w) for w in CH16_MODEL.split("-")]
     ch14 = read_rows(CH14_STEPS, chapter="09_swap_ab_split_k", layers=CH16_MODEL,
                      batch=CH16_BATCH)[0]
     ch14_us, kernels = 1000 * float(ch14["ms_per_step"]), int(ch14["kernels_per_step"])
@@ -1167,18 +1160,13 @@ def concept_16(k, figures):
                                  blocks=CH16_BLOCKS)[0]["us_each"])
     phase_rows = read_rows(CH16_PHASES, batch=CH16_BATCH, hidden=hidden[1])
     phases = [(r["phase"], float(r["after_us"])) for r in phase_rows if r["phase"] != "step"]
-    ch16_us = sum(us for _, us in phases)
-
-    def tiles(rows, cols):
-        return -(-rows // tile_m) * -(-cols // tile_n)
-
-    layers = len(hidden) - 1
-    busy = [tiles(CH16_BATCH, hidden[l + 1]) for l in range(layers)] + [1]  # forward, loss
+    ch16_us, layers = sum(us for _, us in phases), len(hidden) - 1
+    busy = [tiles(CH16_BATCH, hidden[l + 1], *tile) for l in range(layers)] + [1]  # forward, loss
     for j in range(layers):  # backward phase j: dX of layer L-1-j, SGD of layer L-j (and 0)
         data = layers - 1 - j
         updates = ([layers - j] if j >= 1 else []) + ([0] if data == 0 else [])
-        busy.append((tiles(CH16_BATCH, hidden[data]) if data >= 1 else 0) +
-                    sum(tiles(hidden[u + 1], hidden[u]) for u in updates))
+        busy.append((tiles(CH16_BATCH, hidden[data], *tile) if data >= 1 else 0) +
+                    sum(tiles(hidden[u + 1], hidden[u], *tile) for u in updates))
     if len(busy) != len(phases) or len(phases) != 2 * layers + 1:
         error(f"concept_16: {len(phases)} phases in {CH16_PHASES}, {len(busy)} in the model, "
               f"{2 * layers + 1} in chapter 16")
@@ -1206,11 +1194,8 @@ def concept_16(k, figures):
     tl = Timeline(cv, x0, y16, scale, row_h, blocks + [""])
     for (name, us), units in zip(phases, busy):
         work = max(us - barrier_us, 0.2)
-        for b in range(rows):
-            if b < units:
-                tl.bar(b, t, t + work, MMA_COLOR, pad=3)
-            else:
-                tl.wait(b, t, t + work)
+        for b in range(rows):  # the busy blocks, then the waiting ones
+            tl.bar(b, t, t + work, MMA_COLOR, pad=3) if b < units else tl.wait(b, t, t + work)
         tl.span(t + work, t + us, rows, tint(COPY_COLOR, 0.5), over=3)
         cv.text(tl.X(t + us / 2), y16 + rows * row_h + 22, name.replace("forward ", "fwd ")
                 .replace("backward ", "bwd "), 10, "center")
@@ -1225,15 +1210,14 @@ def concept_16(k, figures):
     for us in range(0, int(ch14_us) + 1, 10):
         cv.line([tl.X(us)] * 2, [ya - 4, ya + 4], "black")
         cv.text(tl.X(us), ya + 16, f"{us} µs", 10, "center")
-    cv.legend(x0, ya + 52, [(tint(MMA_COLOR, 0.45), "a block's tiles (a kernel's work, above)"),
-                            (tint(OKABE_ITO["grey"], 0.35), "between kernels"),
-                            (tint(COPY_COLOR, 0.5), "grid barrier"),
-                            ("white", "...... a block with no tile, waiting")], spacing=30)
-    cv.lines(x0, ya + 90, ["Measured: the step times, the phases' lengths, the barrier and the "
-                           "graph node (two runs a day apart; the docs' tables hold the "
-                           "comparisons).", "Not measured: how a phase's or a kernel's time "
-                           "divides among its blocks; each busy block is drawn for the whole "
-                           "phase less the barrier."], step=22)
+    cv.legend(x0, ya + 52, [(MMA_COLOR, 0.45, "a block's tiles (a kernel's work, above)"), (
+        OKABE_ITO["grey"], 0.35, "between kernels"), (COPY_COLOR, 0.5, "grid barrier"),
+        ("white", "...... a block with no tile, waiting")], spacing=30)
+    cv.lines(x0, ya + 90, [
+        "Measured: the step times, the phases' lengths, the barrier and the graph node (two runs a "
+        "day apart; the docs' tables hold the comparisons).", "Not measured: how a phase's or a "
+        "kernel's time divides among its blocks; each busy block is drawn for the whole phase less "
+        "the barrier."], step=22)
     cv.save(figures, "concept_16_persistent_step.png")
 
 
@@ -1246,8 +1230,8 @@ def read_step_tile(name):
 
 def concept_17(k, figures):
     """One warp's K steps, one accumulator chain against kChains; the weight gradients' tile."""
-    tile_m, tile_n, mma_m, mma_n, mma_k = (k["ch15_tile_m"], k["ch15_tile_n"], k["mma_m"],
-                                           k["mma_n"], k["mma_k"])
+    tile_m, tile_n, mma_m, mma_n, mma_k = (k["ch15_tile_m"], k["ch15_tile_n"], k["ch03_mma_m"],
+                                           k["ch03_mma_n"], k["ch03_mma_k"])
     _, _, layer_k, chains = read_step_tile("LayerTile")
     wide_m, wide_n, weight_k, weight_chains = read_step_tile("WeightTile")
     steps, w = layer_k // mma_k, 58
@@ -1297,23 +1281,23 @@ def model_layout_bytes(c, sizes):
     chapters/18_cluster_model/layout.cuh takes them (16-byte aligned), for the model `sizes`."""
     def take(n):
         return -(-n // 16) * 16
-    rows, pad, blocks, classes = c["ch18_rows"], c["ch18_pad"], c["ch18_blocks"], sizes[-1]
+    rows, pad, blocks, padded = (c["ch18_" + key] for key in ("on_chip_rows", "pad",
+                                                               "cluster_blocks", "classes_padded"))
     parts = {"batch": take(rows * (sizes[0] + pad) * 2), "fp16 weights": 0, "fp32 masters": 0,
              "X of layers 1..L-1": 0, "dZ, bias, logits": 0, "partial products": 0}
     layers, partial_cols = len(sizes) - 1, 0
     for l in range(layers):
         hidden = l + 1 < layers
-        own = sizes[l + 1] // blocks if hidden else classes
-        rows16 = c["ch18_classes_padded"] if not hidden else (-(-own // 8) * 8 if l == 0 else 16)
+        own = sizes[l + 1] // blocks if hidden else sizes[-1]
+        rows16 = padded if not hidden else (-(-own // 8) * 8 if l == 0 else 16)
         parts["fp16 weights"] += take(rows16 * (sizes[l] + pad) * 2)
         if l > 0:
             parts["fp32 masters"] += take(own * sizes[l] * 4)
             parts["X of layers 1..L-1"] += take(rows * (sizes[l] + pad) * 2)
-        parts["dZ, bias, logits"] += take(c["ch18_classes_padded"] * 4) + \
-            take(rows * c["ch18_dz_stride"] * 2)
+        parts["dZ, bias, logits"] += take(padded * 4) + take(rows * c["ch18_dz_stride"] * 2)
         if l + 2 < layers:
             partial_cols = max(partial_cols, own)
-    parts["dZ, bias, logits"] += take(rows * classes * 4)
+    parts["dZ, bias, logits"] += take(rows * sizes[-1] * 4)
     parts["partial products"] = 2 * take(blocks * rows * partial_cols * 4)
     parts["K-split sums"] = take(8 * 16 * 8 * 4)
     return parts
@@ -1322,7 +1306,8 @@ def model_layout_bytes(c, sizes):
 def concept_18(k, figures):
     """The model in one cluster: the stores into each other's shared memory, the layout, a step."""
     parts = model_layout_bytes(k, CH18_MODEL)
-    blocks, rows, limit = k["ch18_blocks"], k["ch18_rows"], k["ch18_limit"]
+    blocks, rows, limit = (k["ch18_" + key] for key in ("cluster_blocks", "on_chip_rows",
+                                                         "on_chip_smem_limit"))
     own, sender, layers = CH18_MODEL[1] // blocks, 2, len(CH18_MODEL) - 1
     cv = Canvas(1400, 810, "Chapter 18: the model in one cluster's shared memory, the blocks "
                 "storing into each other's")
@@ -1385,7 +1370,7 @@ def concept_18(k, figures):
 
 def concept_19(k, figures):
     """Chapter 19 against chapter 18: one forward exchange of a few blocks, schematic."""
-    blocks, rows, unit = k["ch18_blocks"], 5, 46
+    blocks, rows, unit = k["ch18_cluster_blocks"], 5, 46
     work = [5.0, 6.2, 4.6, 5.6, 5.2]  # a product's length in each block drawn (not measured)
     send, fence, barrier, land = 1.2, 1.6, 1.4, 0.5
     cv = Canvas(1400, 720, "Chapter 19: a block waits for the bytes it reads, not for the "
