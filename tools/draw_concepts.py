@@ -1313,9 +1313,8 @@ def concept_18(k, figures):
                 "storing into each other's")
     # The cluster: 16 blocks in a row, each with its own rows of every hidden layer.
     x0, y0, bw = 60, 160, 70
-    cv.text(x0, 70, f"one cluster of {blocks} blocks ({'-'.join(map(str, CH18_MODEL))}, batch "
-            f"{rows}): block b owns rows [{own}b, {own}b + {own}) of each hidden layer", 12,
-            weight="bold")
+    cv.bold(x0, 70, f"one cluster of {blocks} blocks ({'-'.join(map(str, CH18_MODEL))}, batch "
+            f"{rows}): block b owns rows [{own}b, {own}b + {own}) of each hidden layer", 12)
     for b in range(blocks):
         bx = x0 + b * (bw + 10)
         cv.rect(bx, y0, bw, 120, face=tint(C_COLOR, 0.08), edge=MMA_COLOR if b == sender else
@@ -1335,11 +1334,10 @@ def concept_18(k, figures):
         "slots in block order"], step=22)
     # One block's shared memory, to scale.
     y1, scale, x = 400, 1200 / limit, x0
-    cv.text(x0, y1 - 22, f"a block's shared memory, to scale: {sum(parts.values()) / 1024:.1f} "
+    cv.bold(x0, y1 - 22, f"a block's shared memory, to scale: {sum(parts.values()) / 1024:.1f} "
             f"of {limit // 1024} KiB (model_layout(); the first layer's fp32 masters stay in "
-            "global memory)", 12, weight="bold")
-    colors = [COPY_COLOR, A_COLOR, OKABE_ITO["blue"], B_COLOR, EPILOGUE_COLOR, MMA_COLOR,
-              OKABE_ITO["grey"]]
+            "global memory)", 12)
+    colors = [COPY_COLOR, A_COLOR, A_COLOR, B_COLOR, EPILOGUE_COLOR, MMA_COLOR, OKABE_ITO["grey"]]
     for i, ((name, size), color) in enumerate(zip(parts.items(), colors)):
         cv.box(x, y1, size * scale, 50, color, 0.35, lw=1)
         cv.text(x + size * scale / 2, y1 + 58 + 34 * (i % 2), f"{name}: {size / 1024:.1f} KiB",
@@ -1353,15 +1351,14 @@ def concept_18(k, figures):
     phases = [f"fwd {l}" for l in range(layers - 1)] + \
         [f"output, loss,\nbwd {layers - 1}, {layers - 2}"] + \
         [f"bwd {l}" for l in range(layers - 3, 0, -1)] + ["bwd 0 (SGD)"]
-    cv.text(x0, y2 - 40, "a step (not to scale): a cluster barrier wherever a block next reads "
-            "what the others stored, and at the step's end", 12, weight="bold")
+    cv.bold(x0, y2 - 40, "a step (not to scale): a cluster barrier wherever a block next reads "
+            "what the others stored, and at the step's end", 12)
     for name in phases:
         cv.box(x, y2, pw, 50, MMA_COLOR, 0.3, lw=1, text=name, size=10)
         cv.rect(x + pw, y2 - 8, 14, 66, face=tint(COPY_COLOR, 0.8), edge="none")
         x += pw + 24
-    cv.legend(x0, y2 + 100, [(tint(MMA_COLOR, 0.3), "products from the block's own shared "
-                              "memory"), (tint(COPY_COLOR, 0.8), "cluster.sync(): "
-                              "barrier.cluster, release and acquire")], spacing=30)
+    cv.legend(x0, y2 + 100, [(MMA_COLOR, 0.3, "products from the block's own shared memory"), (
+        COPY_COLOR, 0.8, "cluster.sync(): barrier.cluster, release and acquire")], spacing=30)
     cv.text(x0, y2 + 140, f"{len(phases)} cluster barriers a step, each across the {blocks} "
             f"blocks of one GPC; chapter 17's step has 2 L = {2 * layers} grid barriers, "
             "through L2.")
@@ -1392,8 +1389,7 @@ def concept_19(k, figures):
             if ch18:
                 tl.bar(b, w + send, w + send + fence, OKABE_ITO["grey"], 0.5)
             else:  # the next batch's copy, under the wait
-                cv.rect(tl.X(w + send), y + b * 26 + 17, 2.4 * unit, 5,
-                        face=tint(OKABE_ITO["yellow"], 0.9), edge="none")
+                cv.box(tl.X(w + send), y + b * 26 + 17, 2.4 * unit, 5, OKABE_ITO["yellow"], 0.9, 0)
             tl.wait(b, w + send + fence * ch18, release if ch18 else landed)
             tl.bar(b, go, go + 3, MMA_COLOR, 0.25)
         if ch18:
@@ -1401,12 +1397,11 @@ def concept_19(k, figures):
         cv.text(tl.X(release + barrier / 2) if ch18 else tl.X(landed) + 4, y + rows * 26 + 22,
                 "barrier" if ch18 else "the last bytes land: the phase completes", 10,
                 "center" if ch18 else "left")
-    cv.legend(190, 640, [(tint(MMA_COLOR, 0.45), "a block's product"),
-                         (tint(COPY_COLOR, 0.7), "its stores to the others"),
-                         (tint(OKABE_ITO["grey"], 0.5), "the release fence"),
-                         (tint(OKABE_ITO["blue"], 0.8), "cluster barrier"),
-                         (tint(OKABE_ITO["yellow"], 0.9), "the next batch's copy (layer 0)"),
-                         (tint(MMA_COLOR, 0.25), "the next layer")], spacing=14)
+    cv.legend(190, 640, [
+        (MMA_COLOR, 0.45, "a block's product"), (COPY_COLOR, 0.7, "its stores to the others"),
+        (OKABE_ITO["grey"], 0.5, "the release fence"), (OKABE_ITO["blue"], 0.8, "cluster barrier"),
+        (OKABE_ITO["yellow"], 0.9, "the next batch's copy (layer 0)"),
+        (MMA_COLOR, 0.25, "the next layer")], spacing=14)
     cv.text(190, 680, "Schematic: the lengths are drawn, not measured. The measured sections of "
             "a step, both ways, are in docs/19_on_chip.md.")
     cv.save(figures, "concept_19_on_chip.png")
