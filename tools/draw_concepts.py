@@ -30,36 +30,28 @@ from matplotlib.patches import FancyArrowPatch, Rectangle  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-# The constants the figures use, header by header, as the C++ names them. Read at start.
+# The constants the figures use, chapter by chapter, each from the header named before it.
 CONSTANTS = """
-chapters/01_naive/gemm.cuh: kBlockSide
-chapters/02_smem_tiling/gemm.cuh: kBlockTileM kBlockTileN kBlockTileK kThreadTileM kThreadTileN
-    kThreadsM kThreadsN kThreads
-chapters/02_smem_tiling/smem_tile.cuh: kPad
-chapters/03_mma_sync/mma.cuh: kMmaM kMmaN kMmaK
-chapters/03_mma_sync/gemm.cuh: kWarpTileM kWarpTileN
-chapters/04_cp_async/gemm.cuh: kStages kBlockTileK kThreads
-chapters/05_split_k/split_k.cuh: kMinKTilesPerSplit kMaxSplits
-chapters/05_split_k/gemm.cuh: kBlockTileM kBlockTileN kBlockTileK
-chapters/07_tma/gemm.cuh: kBlockTileM kBlockTileN kWarpTileM kWarpTileN kWarpsM kWarpsN kMmaTilesM
-    kMmaTilesN kStages
-chapters/07_tma/tma.cuh: kTileK kSwizzleBytes kSwizzleAtomBytes
-chapters/08_wgmma/gemm.cuh: kBlockTileM kBlockTileN kWarpgroups kStages
-chapters/08_wgmma/wgmma.cuh: kWgmmaM kWgmmaN kWgmmaK kWarpgroupThreads kAccumulators
-    kWarpgroupRowsBytes
-chapters/09_warp_specialized/gemm.cuh: kBlockTileM kBlockTileN kConsumers kThreads kConsumerWarps
-    kStages kLaunchRegisters
-chapters/09_warp_specialized/roles.cuh: kProducerRegisters kConsumerRegisters
-chapters/10_tile_scheduler/gemm.cuh: kBlockTileM kBlockTileN kConsumers kStages kGroupTileRows
-    kStoreBoxBytes kStoreBuffers
-chapters/10_tile_scheduler/tma_store.cuh: kStoreBoxColumns
-chapters/11_clusters/gemm.cuh: kClusterBlocks kBlockTileM kBlockTileN kStages kConsumerWarps kTileK
-chapters/12_swap_ab/tiles.cuh: kMaxBatch
-chapters/13_split_k_in_kernel/split_kernel.cuh: kMostSplits
-chapters/15_small_tile/tile.cuh: kTileM kTileN kTileK kStages kWarps
-chapters/15_small_tile/gemm.cuh: kMaxTiles kMaxK
-chapters/14_weight_update/weight_update.cuh: kUpdateTileRows kUpdateTileCols
-chapters/18_cluster_model/layout.cuh: kClusterBlocks kOnChipRows kPad kClassesPadded kDzStride
+01_naive: gemm.cuh kBlockSide
+02_smem_tiling: gemm.cuh kBlockTileM kBlockTileN kBlockTileK kThreadTileM kThreadTileN kThreadsM
+    kThreadsN kThreads smem_tile.cuh kPad
+03_mma_sync: mma.cuh kMmaM kMmaN kMmaK gemm.cuh kWarpTileM kWarpTileN
+04_cp_async: gemm.cuh kStages kBlockTileK kThreads
+05_split_k: split_k.cuh kMinKTilesPerSplit kMaxSplits gemm.cuh kBlockTileM kBlockTileN kBlockTileK
+07_tma: gemm.cuh kBlockTileM kBlockTileN kWarpTileM kWarpTileN kWarpsM kWarpsN kMmaTilesM kMmaTilesN
+    kStages tma.cuh kTileK kSwizzleBytes kSwizzleAtomBytes
+08_wgmma: gemm.cuh kBlockTileM kBlockTileN kWarpgroups kStages wgmma.cuh kWgmmaM kWgmmaN kWgmmaK
+    kWarpgroupThreads kAccumulators kWarpgroupRowsBytes
+09_warp_specialized: gemm.cuh kBlockTileM kBlockTileN kConsumers kThreads kConsumerWarps kStages
+    kLaunchRegisters roles.cuh kProducerRegisters kConsumerRegisters
+10_tile_scheduler: gemm.cuh kBlockTileM kBlockTileN kConsumers kStages kGroupTileRows kStoreBoxBytes
+    kStoreBuffers tma_store.cuh kStoreBoxColumns
+11_clusters: gemm.cuh kClusterBlocks kBlockTileM kBlockTileN kStages kConsumerWarps kTileK
+12_swap_ab: tiles.cuh kMaxBatch
+13_split_k_in_kernel: split_kernel.cuh kMostSplits
+14_weight_update: weight_update.cuh kUpdateTileRows kUpdateTileCols
+15_small_tile: tile.cuh kTileM kTileN kTileK kStages kWarps gemm.cuh kMaxTiles kMaxK
+18_cluster_model: layout.cuh kClusterBlocks kOnChipRows kPad kClassesPadded kDzStride
     kOnChipSmemLimit
 """
 # The epilogue kinds and their one-line descriptions: the enum's comments.
@@ -172,13 +164,16 @@ def read_constant(header, name, stack=()):
 
 
 def read_constants():
-    """{name: value} of every constant CONSTANTS lists: kBlockTileM of chapters/02_.../ as
-    ch02_block_tile_m."""
+    """{name: value} of every constant CONSTANTS lists, each read from the header named before it:
+    kBlockTileM of chapters/02_smem_tiling/gemm.cuh as ch02_block_tile_m."""
     k = {}
-    for header, names in re.findall(r"^(\S+): (.*(?:\n    .*)*)", CONSTANTS, re.MULTILINE):
-        prefix = "ch" + re.match(r"chapters/(\d+)_", header).group(1)
+    for folder, names in re.findall(r"^(\d+_\w+): (.*(?:\n    .*)*)", CONSTANTS, re.MULTILINE):
         for name in names.split():
-            k[prefix + re.sub(r"([A-Z])", r"_\1", name[1:]).lower()] = read_constant(header, name)
+            if name.endswith(".cuh"):
+                header = f"chapters/{folder}/{name}"
+            else:
+                key = f"ch{folder[:2]}" + re.sub(r"([A-Z])", r"_\1", name[1:]).lower()
+                k[key] = read_constant(header, name)
     return k
 
 
@@ -953,8 +948,8 @@ def concept_10(k, figures):
         f"persistent: {sms} blocks, one per SM ({sms} SMs on the H100 of the results); block b "
         f"computes tiles b, b + {sms}, b + {2 * sms}, ...", "the ring's stage and phase counters "
         "carry on from one tile to the next", "", f"epilogue through TMA (kStore): {box_cols}-"
-        f"column boxes of {box_bytes // 1024} KiB through {buffers} staging buffers", "per "
-        "consumer: one box is written while the store of the one before leaves"], step=26, size=11)
+        f"column boxes of {box_bytes // 1024} KiB through {buffers} staging buffers per consumer"],
+             step=26, size=11)
     write, store, writes, t = 0.4, 0.4, [], 0.0  # one block, two tiles
     for box in range(boxes):  # box j once the store of box j - buffers has read its buffer
         t = max(t, writes[box - buffers] + write + store) if box >= buffers else t
@@ -1247,8 +1242,7 @@ def concept_17(k, figures):
         cv.head(40, y - 44, title, sub)
         for s in range(steps):
             x = 60 + s * (w + 10)
-            cv.box(x, y, w, 34, colors[s % count % len(colors)], 0.35, text=f"k {s * mma_k}",
-                   size=10)
+            cv.box(x, y, w, 34, colors[s % count % 4], 0.35, text=f"k {s * mma_k}", size=10)
             if s >= count:  # waits for the mma `count` steps back: same accumulators
                 cv.arrow(x - count * (w + 10) + w / 2, y + 36, x + w / 2, y + 36, color=GRID,
                          lw=1.0, rad=0.35 if count > 1 else 0.6)
