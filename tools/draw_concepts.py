@@ -177,6 +177,11 @@ def read_constants():
     return k
 
 
+def pick(k, chapter, names):
+    """The constants `names` (space-separated) of chapter `chapter`, in order."""
+    return [k[f"ch{chapter:02d}_{name}"] for name in names.split()]
+
+
 def read_epilogue_kinds():
     """[(kind, comment)] of enum class EpilogueKind, in order."""
     body = re.search(r"enum class EpilogueKind \{(.*?)\};", read_text(EPILOGUE_HEADER), re.DOTALL)
@@ -371,9 +376,8 @@ def concept_01(k, figures):
 
 
 def concept_02(k, figures):
-    tile_m, tile_n, tile_k = k["ch02_block_tile_m"], k["ch02_block_tile_n"], k["ch02_block_tile_k"]
-    tm, tn = k["ch02_thread_tile_m"], k["ch02_thread_tile_n"]  # rows and columns per thread
-    threads_m, threads_n, threads = k["ch02_threads_m"], k["ch02_threads_n"], k["ch02_threads"]
+    tile_m, tile_n, tile_k, tm, tn, threads_m, threads_n, threads, pad = pick(k, 2, "block_tile_m "
+        "block_tile_n block_tile_k thread_tile_m thread_tile_n threads_m threads_n threads pad")
     e, k_tiles, now, d = 2.0, 3, 1, tile_k * 2.0  # px per element; K tiles drawn, the current
     ax0, top = 60, 96
     cx, cy, cw, ch = ax0 + k_tiles * d + 34, top + k_tiles * d + 60, tile_n * e, tile_m * e
@@ -433,7 +437,6 @@ def concept_02(k, figures):
                      for i in range(tm) for j in range(tn)]:
             cv.box(mx + c * mini - 1.5, my + r * mini - 1.5, 4, 4, "black", 1, lw=0.3, zorder=3)
         cv.lines(mx, my + tile_m * mini + 20, caption, step=20)
-    pad = k["ch02_pad"]  # SmemTile (smem_tile.cuh): each stored row padded by kPad halves
     kib = [(tile_m + tile_n) * (tile_k + pad) / 512, tile_k * (tile_m + tile_n + 2 * pad) / 512]
     cv.text(right, my + tile_m * mini + 110, f"shared memory: {kib[0]:g} KiB K-major, {kib[1]:g} "
             f"KiB MN-major\n(rows padded by {pad} halves)", va="top")
@@ -536,7 +539,7 @@ def concept_04(k, figures):
 
 def choose_split(k, m, n, depth, resident_blocks, workspace_floats):
     """chapters/05_split_k/split_k.cuh's choose_split, line for line: (splits, K tiles each)."""
-    tm, tn, tk = k["ch05_block_tile_m"], k["ch05_block_tile_n"], k["ch05_block_tile_k"]
+    tm, tn, tk = pick(k, 5, "block_tile_m block_tile_n block_tile_k")
     k_tiles = (depth + tk - 1) // tk
     tiles = ((m + tm - 1) // tm) * ((n + tn - 1) // tn)
     splits = min(resident_blocks // tiles, k_tiles // k["ch05_min_k_tiles_per_split"],
@@ -659,9 +662,9 @@ def ch07_warp_work(k):
 
 def concept_07(k, figures):
     """Chapter 06's mma.sync kernel fed by TMA: thread 0 copies, full[s] counts the bytes."""
-    stages, tile_k, tm, tn = k["ch07_stages"], k["ch07_tile_k"], k["ch07_block_tile_m"], \
-        k["ch07_block_tile_n"]
-    warps_m, warps_n, (loads, mmas) = k["ch07_warps_m"], k["ch07_warps_n"], ch07_warp_work(k)
+    stages, tile_k, tm, tn, warps_m, warps_n = pick(k, 7, "stages tile_k block_tile_m block_tile_n "
+                                                    "warps_m warps_n")
+    loads, mmas = ch07_warp_work(k)
     a_kib, stage_kib = tm * tile_k * 2 // 1024, (tm + tn) * tile_k * 2 // 1024
     cv = Canvas(1400, 760, "Chapter 07: one thread hands each tile to TMA, an mbarrier per stage "
                 "says when it has landed")
@@ -733,11 +736,10 @@ def swizzle_inset(cv, x, y, k, chunk=2, cw=36, ch=26):
 
 def concept_08(k, figures):
     """Chapter 07's ring with wgmma: a warpgroup's operands read from shared memory."""
-    tm, tn, stages, groups, wm, wn, wk, acc = (k["ch08_" + key] for key in (
-        "block_tile_m", "block_tile_n", "stages", "warpgroups", "wgmma_m", "wgmma_n", "wgmma_k",
-        "accumulators"))
-    tile_k = k["ch07_tile_k"]
-    swizzle, atom, wgmmas = k["ch07_swizzle_bytes"], k["ch07_swizzle_atom_bytes"], tile_k // wk
+    tm, tn, stages, groups, wm, wn, wk, acc = pick(
+        k, 8, "block_tile_m block_tile_n stages warpgroups wgmma_m wgmma_n wgmma_k accumulators")
+    tile_k, swizzle, atom = pick(k, 7, "tile_k swizzle_bytes swizzle_atom_bytes")
+    wgmmas = tile_k // wk
     cv = Canvas(1400, 680, f"Chapter 08: a warpgroup multiplies {wm} x {wn} x {wk} in one wgmma, "
                 "A and B read from shared memory")
     x0, e, kk, ax, by = 40, 1.4, 1, 120, 122  # e: pixels per element; kk: the K step drawn
@@ -877,9 +879,8 @@ def roles_legend(cv, x, tl, rows, in_flight, epilogue, caption):
 
 def concept_09(k, figures):
     """A producer and two consumer warpgroups meeting only at full[s] and empty[s]."""
-    stages, consumers, threads, tm, tn, launch, preg, creg = (k["ch09_" + key] for key in (
-        "stages", "consumers", "threads", "block_tile_m", "block_tile_n", "launch_registers",
-        "producer_registers", "consumer_registers"))
+    stages, consumers, threads, tm, tn, launch, preg, creg = pick(k, 9, "stages consumers threads "
+        "block_tile_m block_tile_n launch_registers producer_registers consumer_registers")
     wg, wm = k["ch08_warpgroup_threads"], k["ch08_wgmma_m"]
     cv = Canvas(1400, 640, "Chapter 09: a producer warpgroup and two consumer warpgroups, "
                 "meeting only at mbarriers")
@@ -917,9 +918,8 @@ def concept_09(k, figures):
 
 def concept_10(k, figures):
     """Chapter 09's block made persistent: a grouped tile order, TMA stores under the next tile."""
-    stages, consumers, tm, tn, group, box_cols, buffers, box_bytes = (k["ch10_" + key] for key in (
-        "stages", "consumers", "block_tile_m", "block_tile_n", "group_tile_rows",
-        "store_box_columns", "store_buffers", "store_box_bytes"))
+    stages, consumers, tm, tn, group, box_cols, buffers, box_bytes = pick(k, 10, "stages consumers "
+        "block_tile_m block_tile_n group_tile_rows store_box_columns store_buffers store_box_bytes")
     boxes, size, x0, cell, gy, sms = tn // box_cols, 8192, 40, 4, 118, k["sms"]
     tiles_m, tiles_n = size // tm, size // tn
     cv = Canvas(1400, 940, "Chapter 10: persistent blocks, a grouped tile order, and TMA stores "
@@ -983,9 +983,9 @@ def concept_11(k, figures):
     if k["ch11_cluster_blocks"] != 2:
         error("concept_11 draws clusters of 2 CTAs; chapter 11 says kClusterBlocks = "
               f"{k['ch11_cluster_blocks']}")
-    tm, tn, tile_k, stages = (k[f"ch11_{key}"] for key in ("block_tile_m", "block_tile_n",
-                                                           "tile_k", "stages"))
-    cwarps, half = k["ch11_consumer_warps"], tn // 2
+    tm, tn, tile_k, stages, cwarps = pick(k, 11, "block_tile_m block_tile_n tile_k stages "
+                                               "consumer_warps")
+    half = tn // 2
     a_kib, half_kib = tm * tile_k * 2 // 1024, half * tile_k * 2 // 1024
     stage_kib, own_kib = a_kib + 2 * half_kib, a_kib + half_kib
     rank, looks = [C_COLOR, EPILOGUE_COLOR], [(A_COLOR, 0.3), (B_COLOR, 0.5), (B_COLOR, 0.25)]
@@ -1110,8 +1110,7 @@ def tiles(rows, cols, tile_m, tile_n):
 def concept_15(k, figures):
     """Chapter 15's 32 x 32 tiles against chapter 14's on two products of a step at batch 32,
     hidden 128: the blocks each puts on the SMs, and one tile's warps."""
-    tm, tn, mm, mn, sms = k["ch15_tile_m"], k["ch15_tile_n"], k["ch03_mma_m"], k["ch03_mma_n"], \
-        k["sms"]
+    (tm, tn), (mm, mn), sms = pick(k, 15, "tile_m tile_n"), pick(k, 3, "mma_m mma_n"), k["sms"]
     rows14, cols14, wm = k["ch14_update_tile_rows"], k["ch14_update_tile_cols"], k["ch08_wgmma_m"]
     cv = Canvas(1400, 500, f"Chapter 15: tiles of {tm} x {tn}, a block each, for the small "
                 "products of a training step")
@@ -1146,7 +1145,7 @@ def concept_15(k, figures):
 def concept_16(k, figures):
     """One step of chapter 14's CUDA graph against one of chapter 16's persistent kernel, to
     scale from the measurements (784-128-128-128-10 at batch 32, 2 L + 1 phases)."""
-    tile, hidden = (k["ch15_tile_m"], k["ch15_tile_n"]), [int(w) for w in CH16_MODEL.split("-")]
+    tile, hidden = pick(k, 15, "tile_m tile_n"), [int(w) for w in CH16_MODEL.split("-")]
     ch14 = read_rows(CH14_STEPS, chapter="09_swap_ab_split_k", layers=CH16_MODEL,
                      batch=CH16_BATCH)[0]
     ch14_us, kernels = 1000 * float(ch14["ms_per_step"]), int(ch14["kernels_per_step"])
@@ -1225,8 +1224,8 @@ def read_step_tile(name):
 
 def concept_17(k, figures):
     """One warp's K steps, one accumulator chain against kChains; the weight gradients' tile."""
-    tile_m, tile_n, mma_m, mma_n, mma_k = (k["ch15_tile_m"], k["ch15_tile_n"], k["ch03_mma_m"],
-                                           k["ch03_mma_n"], k["ch03_mma_k"])
+    tile_m, tile_n = pick(k, 15, "tile_m tile_n")
+    mma_m, mma_n, mma_k = pick(k, 3, "mma_m mma_n mma_k")
     _, _, layer_k, chains = read_step_tile("LayerTile")
     wide_m, wide_n, weight_k, weight_chains = read_step_tile("WeightTile")
     steps, w = layer_k // mma_k, 58
@@ -1275,8 +1274,7 @@ def model_layout_bytes(c, sizes):
     chapters/18_cluster_model/layout.cuh takes them (16-byte aligned), for the model `sizes`."""
     def take(n):
         return -(-n // 16) * 16
-    rows, pad, blocks, padded = (c["ch18_" + key] for key in ("on_chip_rows", "pad",
-                                                               "cluster_blocks", "classes_padded"))
+    rows, pad, blocks, padded = pick(c, 18, "on_chip_rows pad cluster_blocks classes_padded")
     parts = {"batch": take(rows * (sizes[0] + pad) * 2), "fp16 weights": 0, "fp32 masters": 0,
              "X of layers 1..L-1": 0, "dZ, bias, logits": 0, "partial products": 0}
     layers, partial_cols = len(sizes) - 1, 0
@@ -1300,8 +1298,7 @@ def model_layout_bytes(c, sizes):
 def concept_18(k, figures):
     """The model in one cluster: the stores into each other's shared memory, the layout, a step."""
     parts = model_layout_bytes(k, CH18_MODEL)
-    blocks, rows, limit = (k["ch18_" + key] for key in ("cluster_blocks", "on_chip_rows",
-                                                         "on_chip_smem_limit"))
+    blocks, rows, limit = pick(k, 18, "cluster_blocks on_chip_rows on_chip_smem_limit")
     own, sender, layers = CH18_MODEL[1] // blocks, 2, len(CH18_MODEL) - 1
     cv = Canvas(1400, 810, "Chapter 18: the model in one cluster's shared memory, the blocks "
                 "storing into each other's")
