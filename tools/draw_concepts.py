@@ -103,19 +103,16 @@ def read_text(path):
         return file.read()
 
 
-def header_scope(path, seen=None):
+def header_scope(path, scope=None):
     """The header and, depth first, the project headers it includes: where its names resolve."""
-    seen = set() if seen is None else seen
-    if path in seen:
-        return []
-    seen.add(path)
-    scope = [path]
-    for include in re.findall(r'^#include "([^"]+)"', read_text(path), re.MULTILINE):
-        for base in ("chapters", "common"):
-            candidate = os.path.join(base, include)
-            if os.path.exists(os.path.join(ROOT, candidate)):
-                scope += header_scope(candidate, seen)
-                break
+    scope = [] if scope is None else scope
+    if path not in scope:
+        scope.append(path)
+        for include in re.findall(r'^#include "([^"]+)"', read_text(path), re.MULTILINE):
+            for candidate in (f"chapters/{include}", f"common/{include}"):
+                if os.path.exists(os.path.join(ROOT, candidate)):
+                    header_scope(candidate, scope)
+                    break
     return scope
 
 
@@ -507,13 +504,11 @@ def ring_timeline(cv, x0, y0, stages, k_tiles, step_w, row_h, label_w, copy_labe
     for t in range(k_tiles):
         cv.text(tl.X(t + 0.5), y0 - 16, f"step {t}", ha="center", color=MUTED)
         cv.line([tl.X(t)] * 2, [y0 - 4, y0 + stages * row_h], "#999999", 1, "--")
-    for t in range(k_tiles + lead):
+    for t in range(k_tiles, k_tiles + lead * (not phases)):  # cp.async's empty groups: draining
+        cv.rect(tl.X(t - lead + px), y0 + t % stages * row_h + 7, step_w * 0.9, row_h - 14,
+                edge="#999999", linestyle=":", text="empty group", size=10, color="#777777")
+    for t in range(k_tiles):
         s, start = t % stages, (-0.8 + 1.5 * px if t < lead else t - lead + 0.05 * phases + px)
-        if t >= k_tiles:  # an empty group: the ring drains
-            if t - lead < k_tiles and not phases:
-                cv.rect(tl.X(start), y0 + s * row_h + 7, step_w * 0.9, row_h - 14, edge="#999999",
-                        linestyle=":", text="empty group", size=10, color="#777777")
-            continue
         tl.bar(s, start, t - px, PARITY_COLORS[t // stages % 2] if phases else COPY_COLOR, 0.55,
                pad=7, lw=1, edge=GRID, hatch="//", text=f"{copy_label} {t}", size=11 - phases)
         tl.bar(s, t + px, t + 1 - px, MMA_COLOR, 0.6, pad=7, lw=1, text=f"mma {t}", weight="bold")
@@ -683,8 +678,7 @@ def concept_07(k, figures):
         cv.box(sx, gy, aw, 110, A_COLOR, text=f"A\n{tm}\nx {tile_k}", size=10)
         cv.box(sx + aw, gy, sw - aw, 110, B_COLOR, text=f"B\n{tn}\nx {tile_k}", size=10)
         cv.bold(sx + sw / 2, gy + 124, f"stage {s}", 11, ha="center")
-        cv.rect(sx + 14, gy + 144, sw - 28, 30, face="white", edge="black", lw=1.5,
-                text=f"full[{s}]", weight="bold")
+        cv.box(sx + 14, gy + 144, sw - 28, 30, "black", 0, 1.5, text=f"full[{s}]", weight="bold")
     cv.text(rx, gy + 200, f"full[s] completes its phase when thread 0 has arrived and all "
             f"{stage_kib} KiB have landed", 10)
     wx, ww, wh = rx + stages * (sw + 14) + 42, 64, 55  # the block's warps, not to scale
@@ -904,8 +898,7 @@ def concept_09(k, figures):
     for b in range(2):
         tl.x0 = x0 + 200 + b * (length + gap) * tl.unit
         roles_run(tl, stages, k_tiles, run, last_release=False)
-        tl.bar(stages + 1, *run[3][0], EPILOGUE_COLOR, 0.55, pad=5, lw=1, text="epilogue",
-               size=10)
+        tl.bar(stages + 1, *run[3][0], EPILOGUE_COLOR, 0.55, pad=5, lw=1, text="epilogue", size=10)
         cv.text(tl.X(0), ty + (stages + 2) * rh + 12, "the next block on this SM: its tile" if b
                 else "block b: its tile", 10, color=MUTED)
     tl.x0 = x0 + 200  # dashed: the tensor cores idle from the last wgmma to the next tile's
@@ -1018,8 +1011,7 @@ def concept_11(k, figures):
         cv.box(cons_x, cy + 150, 240, 44, MMA_COLOR, 0.3, 1.5, text=f"consumers: {cwarps} warps"
                f"\n({cwarps // 4} warpgroups)", size=10)
         for x, name in [(full_x, "full[s]"), (empty_x, "empty[s]")]:
-            cv.rect(x, cy + 222, 120, 32, face="white", edge="black", lw=1.5, text=name,
-                    weight="bold")
+            cv.box(x, cy + 222, 120, 32, "black", 0, 1.5, text=name, weight="bold")  # white
         cv.arrow(prod_x + 70, cy + 195, full_x + 60, cy + 220, COPY_COLOR, 1.4)
         # Its consumers arrive on its own empty[s] and on the other CTA's
         # (mbarrier.arrive.release.cluster, at the address mapa gives).
@@ -1216,8 +1208,7 @@ def concept_16(k, figures):
 
 
 def read_step_tile(name):
-    """(tiles M, tiles N, K tile, chains) of `using NAME = StepTile<...>;` in chapter 17's
-    tile.cuh."""
+    """(tiles M, tiles N, K tile, chains) of chapter 17's `using NAME = StepTile<...>;`."""
     return read_ints(CH17_TILE_HEADER, rf"using {name} = StepTile<(\d+), (\d+), (\d+), (\d+)>;",
                      f"`using {name} = StepTile<...>;`")
 
@@ -1361,8 +1352,7 @@ def concept_19(k, figures):
     blocks, rows, unit = k["ch18_cluster_blocks"], 5, 46
     work = [5.0, 6.2, 4.6, 5.6, 5.2]  # a product's length in each block drawn (not measured)
     send, fence, barrier, land = 1.2, 1.6, 1.4, 0.5
-    cv = Canvas(1400, 720, "Chapter 19: a block waits for the bytes it reads, not for the "
-                "cluster")
+    cv = Canvas(1400, 720, "Chapter 19: a block waits for the bytes it reads, not for the cluster")
     names = [f"block {b}" for b in range(rows)] + [f"... {blocks} in all"]
     release, landed = max(work) + send + fence, max(w + send for w in work) + land
     for y, ch18, title, sub in [
@@ -1404,10 +1394,8 @@ def main():
     sns.set_theme(style="white", font="DejaVu Sans")
     k = read_constants()
     k["sms"] = read_ints(SM_LOG, r"(\d+) SMs", "'N SMs'")[0]
-    for draw in (concept_01, concept_02, concept_03, concept_04, concept_05, concept_06,
-                 concept_07, concept_08, concept_09, concept_10, concept_11, concept_12,
-                 concept_15, concept_16, concept_17, concept_18, concept_19):
-        draw(k, figures)
+    for name in sorted(name for name in globals() if name.startswith("concept_")):
+        globals()[name](k, figures)
 
 if __name__ == "__main__":
     main()
