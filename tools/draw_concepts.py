@@ -657,8 +657,8 @@ def ch07_warp_work(k):
 
 def concept_07(k, figures):
     """Chapter 06's mma.sync kernel fed by TMA: thread 0 copies, full[s] counts the bytes."""
-    stages, tile_k, tm, tn, warps_m, warps_n = pick(k, 7, "stages tile_k block_tile_m block_tile_n "
-                                                    "warps_m warps_n")
+    stages, tile_k, tm, tn, warps_m, warps_n, swizzle, atom = pick(k, 7, "stages tile_k "
+        "block_tile_m block_tile_n warps_m warps_n swizzle_bytes swizzle_atom_bytes")
     loads, mmas = ch07_warp_work(k)
     a_kib, stage_kib = tm * tile_k * 2 // 1024, (tm + tn) * tile_k * 2 // 1024
     cv = Canvas(1400, 760, "Chapter 07: one thread hands each tile to TMA, an mbarrier per stage "
@@ -696,7 +696,26 @@ def concept_07(k, figures):
     cv.bold(x0, y0 - 66, f"Over time: K tile t uses stage t % {stages}; full[t % {stages}] "
             f"completes phase t / {stages} when it has landed")
     ring_timeline(cv, x0, y0, stages, 8, 92, row_h, 80, "TMA", phases=True)
-    swizzle_inset(cv, 975, y0 - 66, k)
+    # tma.cuh's swizzled(): chunk c of row r in slot c ^ (r % 8); the 8 rows of chunk 2, which the
+    # 8 lanes of an ldmatrix matrix read, highlighted.
+    chunk, cw, ch, sx, sy = 2, 36, 26, 1027, y0 + 10
+    chunks, rows = swizzle // 16, atom // swizzle
+    cv.head(975, y0 - 66, f"The {swizzle}-byte swizzle (one {rows}-row atom)",
+            "chunk c of row r in slot c ^ (r % 8)", family="monospace")
+    cv.note(sx + chunks * cw / 2, sy - 28, "slot: 16 bytes, 4 of the 32 banks", 10, "center")
+    for slot in range(chunks):
+        cv.note(sx + (slot + 0.5) * cw, sy - 8, str(slot), 9, "center")
+    for r in range(rows):
+        cv.note(sx - 8, sy + (r + 0.5) * ch, f"row {r}", 9, "right")
+        for slot in range(chunks):
+            hit = slot ^ (r % 8) == chunk
+            cv.rect(sx + slot * cw, sy + r * ch, cw, ch, face=tint(A_COLOR, 0.75 if hit else 0.1),
+                    edge="white", lw=1.2, text=f"c{slot ^ (r % 8)}", size=9,
+                    color="white" if hit else MUTED, weight="bold" if hit else None)
+    cv.rect(sx, sy, chunks * cw, rows * ch, edge=A_COLOR, lw=1.2)
+    cv.lines(975, sy + rows * ch + 26, [f"ldmatrix reads chunk {chunk} of rows 0-7: 8 slots, each "
+             "bank once", f"unswizzled: all in slot {chunk}, 8-way bank conflicts"], step=20,
+             size=10)
     y = y0 + stages * row_h + 34
     cv.legend(x0, y, [(PARITY_COLORS[0], 0.55, "copy in flight, phase of parity 0"), (
         PARITY_COLORS[1], 0.55, "parity 1"), (MMA_COLOR, 0.6, "ldmatrix + mma.sync, all warps")],
@@ -704,29 +723,6 @@ def concept_07(k, figures):
     cv.text(x0, y + 26, "P0 / P1: the parity the waits on full[s] name")
     cv.save(figures, "concept_07_tma.png")
 
-
-def swizzle_inset(cv, x, y, k, chunk=2, cw=36, ch=26):
-    """tma.cuh's swizzled(): chunk c of row r in slot c ^ (r % 8); the 8 rows of one chunk,
-    which the 8 lanes of an ldmatrix matrix read, highlighted."""
-    swizzle = k["ch07_swizzle_bytes"]
-    chunks, rows = swizzle // 16, k["ch07_swizzle_atom_bytes"] // swizzle
-    cv.head(x, y, f"The {swizzle}-byte swizzle (one {rows}-row atom)",
-            "chunk c of row r in slot c ^ (r % 8)", family="monospace")
-    gx, gy = x + 52, y + 76
-    cv.note(gx + chunks * cw / 2, gy - 28, "slot: 16 bytes, 4 of the 32 banks", 10, "center")
-    for slot in range(chunks):
-        cv.note(gx + (slot + 0.5) * cw, gy - 8, str(slot), 9, "center")
-    for r in range(rows):
-        cv.note(gx - 8, gy + (r + 0.5) * ch, f"row {r}", 9, "right")
-        for slot in range(chunks):
-            hit = slot ^ (r % 8) == chunk
-            cv.rect(gx + slot * cw, gy + r * ch, cw, ch, face=tint(A_COLOR, 0.75 if hit else 0.1),
-                    edge="white", lw=1.2, text=f"c{slot ^ (r % 8)}", size=9,
-                    color="white" if hit else MUTED, weight="bold" if hit else None)
-    cv.rect(gx, gy, chunks * cw, rows * ch, edge=A_COLOR, lw=1.2)
-    cv.lines(x, gy + rows * ch + 26, [f"ldmatrix reads chunk {chunk} of rows 0-7: 8 slots, each "
-             "bank once", f"unswizzled: all in slot {chunk}, 8-way bank conflicts"], step=20,
-             size=10)
 
 def concept_08(k, figures):
     """Chapter 07's ring with wgmma: a warpgroup's operands read from shared memory."""
