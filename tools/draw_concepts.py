@@ -259,8 +259,7 @@ class Canvas:
 
     def arrow(self, x0, y0, x1, y1, color="black", lw=1.6, rad=0.0):
         self.ax.add_patch(FancyArrowPatch((x0, y0), (x1, y1), arrowstyle="-|>", mutation_scale=16,
-                                          color=color, linewidth=lw, zorder=4,
-                                          connectionstyle=f"arc3,rad={rad}"))
+                          color=color, linewidth=lw, zorder=4, connectionstyle=f"arc3,rad={rad}"))
 
     def grid(self, x, y, cols, rows, cell_w, cell_h, color=GRID, lw=0.6):
         for c in range(cols + 1):
@@ -471,8 +470,7 @@ def concept_03(k, figures):
     # ldmatrix.x4 on a K-major 16 x 16 tile of A: lane l names row l % 8 of matrix l / 8.
     panel(x0, y0, mm, mk, "ldmatrix.x4: each lane gives one row's address",
           [f"matrix {q}" for q in range(4)], ("m    (a bar: one row, 8 halves = 16 bytes)", "k"),
-          [(l // 16 * 8, l // 8 % 2 * 8 + l % 8, 8, 1, l // 8, f"lane {l}") for l in range(32)],
-          quads)
+          [(l // 16 * 8, l % 16, 8, 1, l // 8, f"lane {l}") for l in range(32)], quads)
     # A: a[q] holds matrix q, rows g (+8), columns 2t, 2t+1 (+8).
     panel(x0, ay, mm, mk, f"A fragment, {mm} x {mk} fp16: the lane holding each pair",
           [f"a[{q}]" for q in range(4)], "mk", [(q // 2 * 8 + 2 * t, q % 2 * 8 + g, 2, 1, q, l)
@@ -603,10 +601,9 @@ def concept_06(k, figures):
     cv.bold(x0, 70, "A hidden layer's forward product, Y = fp16(ReLU(X W^T + b))")
     cv.bold(x0, 146, "chapters\n01-05", 12, color=MUTED)
     cv.bold(x0, 296, "chapter 06", 12, color=MUTED)
-    cv.flow(bx, 100, 92, [("GEMM kernel", "accumulators\nin registers", MMA_COLOR, 0.18, 170),
-                          ("Z in memory", "M x N fp32", "#999999", 0.16, 150),
-                          ("epilogue pass", "a second kernel:\n+ b, ReLU, fp16", EPILOGUE_COLOR,
-                           0.2, 180), memory])
+    cv.flow(bx, 100, 92, [("GEMM kernel", "accumulators\nin registers", MMA_COLOR, 0.18, 170), (
+        "Z in memory", "M x N fp32", "#999999", 0.16, 150), ("epilogue pass", "a second kernel:\n"
+        "+ b, ReLU, fp16", EPILOGUE_COLOR, 0.2, 180), memory])
     cv.flow(bx, 250, 92, [("GEMM kernel", "accumulators  ->  + b[col], ReLU, fp16 in registers  "
                            "->  one store", MMA_COLOR, 0.18, 612), memory])
     cv.note(bx + 306, 226, "gone: a kernel launch, and Z's round trip through memory (8 bytes "
@@ -856,10 +853,9 @@ def roles_timeline(cv, x0, y, title, stages, consumers, horizon, rh, extra=()):
 def roles_legend(cv, x, tl, rows, in_flight, epilogue, caption):
     """Under the `rows` rows of `tl`: its colours, its F and E marks, and a one-line caption."""
     y = tl.y + rows * tl.row_h + 44
-    cv.legend(x, y, [(COPY_COLOR, "TMA load issued"), (tint(COPY_COLOR, 0.55), in_flight),
-                     (tint(COPY_COLOR, 0.2), "landed, not yet read"),
-                     (tint(MMA_COLOR, 0.55), "read by the wgmmas"),
-                     (tint(EPILOGUE_COLOR, 0.55), epilogue)], spacing=24)
+    cv.legend(x, y, [(COPY_COLOR, "TMA load issued"), (COPY_COLOR, 0.55, in_flight), (
+        COPY_COLOR, 0.2, "landed, not yet read"), (MMA_COLOR, 0.55, "read by the wgmmas"),
+        (EPILOGUE_COLOR, 0.55, epilogue)], spacing=24)
     for dx, letter, color, what in [(8, "F", COPY_COLOR, "full[s] completes"),
                                     (178, "E", MMA_COLOR, "empty[s] completes")]:
         cv.mark(x + dx, y + 32, letter, color)
