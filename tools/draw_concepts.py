@@ -1110,15 +1110,14 @@ def concept_15(k, figures):
             x = 40 + j * (cols * cell + 50)
             cv.text(x, y + 28, f"{label}: {blocks} blocks on {sms} SMs")
             for s in range(sms):
-                cv.rect(x + s % cols * cell, y + 44 + s // cols * cell, cell - 2, cell - 2,
-                        face=tint(MMA_COLOR if s < blocks else GRID, 0.6 if s < blocks else 0.15),
-                        edge="none")
+                cv.box(x + s % cols * cell, y + 44 + s // cols * cell, cell - 2, cell - 2,
+                       *((MMA_COLOR, 0.6) if s < blocks else (GRID, 0.15)), 0)
     x0, y0, w, h = 940, 110, 384, 192  # one tile: mma tiles of mm x mn, a warp each
     cv.bold(x0, 80, f"One block tile, {tm} x {tn}: {k['ch15_warps']} warps", 12)
-    for r in range(tm // mm):
-        for c in range(tn // mn):
-            cv.box(x0 + c * w / (tn // mn), y0 + r * h / (tm // mm), w / (tn // mn),
-                   h / (tm // mm), C_COLOR, 0.25, text=f"warp {r * (tn // mn) + c}\n{mm} x {mn}")
+    across, ww, wh = tn // mn, w * mn / tn, h * mm / tm
+    for warp in range(tm // mm * across):
+        cv.box(x0 + warp % across * ww, y0 + warp // across * wh, ww, wh, C_COLOR, 0.25,
+               text=f"warp {warp}\n{mm} x {mn}")
     cv.lines(x0, y0 + h + 40, [
         "each warp: one mma tile over all of K", f"K tiles of {k['ch15_tile_k']} through a ring "
         f"of {k['ch15_stages']} cp.async stages", "then the epilogue of the step's product", "",
@@ -1156,8 +1155,7 @@ def concept_16(k, figures):
     y14, slot = 110, ch14_us / kernels
     cv.head(40, y14 - 48, "Chapter 14, a step as a CUDA graph:", f"{kernels} kernels, "
             f"{ch14_us:.1f} µs a step (measured, {ch14['date']}); each kernel drawn the same "
-            f"length, {node_us:.2f} µs of it between kernels (an empty graph node, "
-            "bench/sync_costs)")
+            f"length, {node_us:.2f} µs of it between kernels (an empty graph node, bench/sync_costs)")
     tl = Timeline(cv, x0, y14, scale, row_h, blocks)
     for i in range(kernels):
         tl.span(i * slot, i * slot + node_us, rows, tint(OKABE_ITO["grey"], 0.35), over=3)
@@ -1165,10 +1163,10 @@ def concept_16(k, figures):
             tl.bar(b, i * slot + node_us, (i + 1) * slot, MMA_COLOR, pad=3)
     # Chapter 16: phases, each the tiles of its products, a barrier at its end.
     y16, t = 350, 0.0
-    cv.head(40, y16 - 48, "Chapter 16, the persistent step:", f"{len(phases)} phases "
-            f"(2 L + 1: the loss alone, by block 0), {ch16_us:.1f} µs a step (clock64 per phase, "
-            f"{phase_rows[0]['date']}); {CH16_BLOCKS} blocks, a grid barrier of "
-            f"{barrier_us:.2f} µs after each phase")
+    cv.head(40, y16 - 48, "Chapter 16, the persistent step:", f"{len(phases)} phases (2 L + 1: "
+            f"the loss alone, by block 0), {ch16_us:.1f} µs a step (clock64 per phase, "
+            f"{phase_rows[0]['date']}); {CH16_BLOCKS} blocks, a grid barrier of {barrier_us:.2f} µs"
+            " after each phase")
     tl = Timeline(cv, x0, y16, scale, row_h, blocks + [""])
     for (name, us), units in zip(phases, busy):
         work = max(us - barrier_us, 0.2)
@@ -1228,8 +1226,7 @@ def concept_17(k, figures):
             if s >= count:  # waits for the mma `count` steps back: same accumulators
                 cv.arrow(x - count * (w + 10) + w / 2, y + 36, x + w / 2, y + 36, color=GRID,
                          lw=1.0, rad=0.35 if count > 1 else 0.6)
-        cv.text(60 + steps * (w + 10) + 10, y + 17, f"{count} set{'s' if count > 1 else ''} of "
-                "accumulators")
+        cv.text(x + w + 20, y + 17, f"{count} set{'s' * (count > 1)} of accumulators")
     # The weight gradient's tile: wide_m x wide_n tiles of 32 x 32, the same warp in each.
     x0, y0, cell = 60, 420, 3.0
     cv.bold(40, y0 - 40, f"Chapter 17: WeightTile, {wide_m} x {wide_n} tiles of {tile_m} x "
@@ -1246,9 +1243,9 @@ def concept_17(k, figures):
     cv.lines(x0 + wide_n * tile_n * cell + 40, y0 + 10, [
         f"warp {wm * warps_n + wn} (shaded): the same {mma_m} x {mma_n} mma tile in each of the "
         f"{wide_m * wide_n} tiles;", f"{wide_m} A and {wide_n} B fragments a step feed "
-        f"{wide_m * wide_n} mma.sync, where chapter 15's tile loads one of each per mma",
-        "", "the loss in the output layer's tiles: 2 L phases and grid barriers a step,",
-        "where chapter 16 has 2 L + 1"], step=26, size=12)
+        f"{wide_m * wide_n} mma.sync, where chapter 15's tile loads one of each per mma", "",
+        "the loss in the output layer's tiles: 2 L phases and grid barriers a step,", "where "
+        "chapter 16 has 2 L + 1"], step=26, size=12)
     cv.save(figures, "concept_17_step_tile.png")
 
 
