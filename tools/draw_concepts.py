@@ -1155,7 +1155,8 @@ def concept_16(k, figures):
     y14, slot = 110, ch14_us / kernels
     cv.head(40, y14 - 48, "Chapter 14, a step as a CUDA graph:", f"{kernels} kernels, "
             f"{ch14_us:.1f} µs a step (measured, {ch14['date']}); each kernel drawn the same "
-            f"length, {node_us:.2f} µs of it between kernels (an empty graph node, bench/sync_costs)")
+            f"length, {node_us:.2f} µs of it between kernels (an empty graph node, "
+            "bench/sync_costs)")
     tl = Timeline(cv, x0, y14, scale, row_h, blocks)
     for i in range(kernels):
         tl.span(i * slot, i * slot + node_us, rows, tint(OKABE_ITO["grey"], 0.35), over=3)
