@@ -65,9 +65,9 @@ CH17_TILE_HEADER = "chapters/17_step_tile/tile.cuh"
 CH16_PHASES = "docs/results/alternatives/persistent_step/grid_sync_phases_side_by_side.csv"
 CH16_SYNC = "docs/results/alternatives/persistent_step/grid_sync_costs.csv"
 CH14_STEPS = "docs/results/comparison_09_10/steps_last_epoch.csv"
-CH16_MODEL, CH16_BATCH, CH16_BLOCKS = "784-128-128-128-10", 32, 116
-# Chapter 18's model, whose layout concept_18 draws.
-CH18_MODEL = [784, 128, 128, 128, 10]
+CH16_BATCH, CH16_BLOCKS = 32, 116
+# The model whose step concept_16 draws and whose layout concept_18 draws, input to output.
+MODEL = [784, 128, 128, 128, 10]
 
 DPI = 100
 # Okabe and Ito's colour-blind-safe palette, one meaning per colour throughout.
@@ -1036,11 +1036,11 @@ def concept_12(k, figures):
     batch, outputs, inputs, splits = 32, 512, 1024, 4  # the example: Y = X W^T at batch 32
     if splits > k["ch13_most_splits"] or batch > k["ch12_max_batch"] or batch not in batch_tiles:
         error("concept_12: the example no longer fits chapters 12 and 13's limits")
-    tiles, k_per, rows10 = outputs // wm, inputs // splits, k["ch09_block_tile_m"]
+    row_tiles, k_per, rows10 = outputs // wm, inputs // splits, k["ch09_block_tile_m"]
     cv = Canvas(1400, 700, "Chapters 12 and 13: the batch on wgmma's N, and K split inside the "
                 "kernel")
     x0, cy, cw, ch = 40, 140, 400, 28  # C: batch x outputs, drawn 400 wide
-    tx, ty, step = x0 + 70, cy + 110, cw / tiles  # C^T: outputs x batch, drawn 400 tall
+    tx, ty, step = x0 + 70, cy + 110, cw / row_tiles  # C^T: outputs x batch, drawn 400 tall
     cv.bold(x0, 90, f"Swap AB: Y = X W^T at batch {batch}, {inputs} inputs, {outputs} outputs")
     cv.matrix(x0, cy, cw, ch, f"C = Y: {batch} x {outputs}", C_COLOR)
     cv.text(x0, cy + ch + 22, f"a block tile of chapter 10 ({rows10} rows of C) would hold "
@@ -1048,16 +1048,16 @@ def concept_12(k, figures):
     cv.matrix(tx, ty, ch, cw, "C^T", C_COLOR)
     cv.arrow(x0 + 40, cy + ch + 34, tx + ch / 2, ty - 22, rad=0.2)
     cv.bold(x0 + 100, cy + 72, "C^T = W X^T", 11)
-    for i in range(tiles):
+    for i in range(row_tiles):
         cv.rect(tx, ty + i * step, ch, step, face=tint(MMA_COLOR, 0.55) if i == 2 else "none",
                 edge=C_COLOR, lw=0.8)
     cv.text(tx - 8, ty + cw / 2, f"{outputs} rows:\nthe outputs", 10, "right")
     cv.text(tx + ch / 2, ty + cw + 16, f"{batch}: the batch", 10, "center")
     cv.bold(tx + ch + 24, ty + 2 * step + 4, f"A block tile of C^T: {wm} x {batch}", 12)
-    cv.lines(tx + ch + 24, ty + 2 * step + 30, [
-        f"wgmma's M: {wm} rows of the weights;", "its N: the batch tile, "
-        f"{', '.join(map(str, batch_tiles))}", f"({tiles} tiles for {outputs} outputs)", "",
-        "TMA copies the operands as stored;", "the epilogue stores (r, q) to C[q][r]"], step=22)
+    cv.lines(tx + ch + 24, ty + 2 * step + 30, [f"wgmma's M: {wm} rows of the weights;", "its N: "
+             f"the batch tile, {', '.join(map(str, batch_tiles))}", f"({row_tiles} tiles for "
+             f"{outputs} outputs)", "", "TMA copies the operands as stored;", "the epilogue stores "
+             "(r, q) to C[q][r]"], step=22)
     rx, bh, slab_w = 760, 34, 120  # right: the splits of one tile and the last arrival's sum
     cv.head(rx, 90, f"One tile, K = {inputs} split {splits} ways: one block per split",
             f"({k_per} of K each, {k_per // tile_k} K tiles of {tile_k})")
@@ -1128,22 +1128,22 @@ def concept_15(k, figures):
 def concept_16(k, figures):
     """One step of chapter 14's CUDA graph against one of chapter 16's persistent kernel, to
     scale from the measurements (784-128-128-128-10 at batch 32, 2 L + 1 phases)."""
-    tile, hidden = pick(k, 15, "tile_m tile_n"), [int(w) for w in CH16_MODEL.split("-")]
-    ch14 = read_rows(CH14_STEPS, chapter="09_swap_ab_split_k", layers=CH16_MODEL,
+    tile = pick(k, 15, "tile_m tile_n")
+    ch14 = read_rows(CH14_STEPS, chapter="09_swap_ab_split_k", layers="-".join(map(str, MODEL)),
                      batch=CH16_BATCH)[0]
     ch14_us, kernels = 1000 * float(ch14["ms_per_step"]), int(ch14["kernels_per_step"])
     node_us = float(read_rows(CH16_SYNC, what="graph")[0]["us_each"])
     barrier_us = float(read_rows(CH16_SYNC, what="barrier", scheme="release_acquire",
                                  blocks=CH16_BLOCKS)[0]["us_each"])
-    phase_rows = read_rows(CH16_PHASES, batch=CH16_BATCH, hidden=hidden[1])
+    phase_rows = read_rows(CH16_PHASES, batch=CH16_BATCH, hidden=MODEL[1])
     phases = [(r["phase"], float(r["after_us"])) for r in phase_rows if r["phase"] != "step"]
-    ch16_us, layers = sum(us for _, us in phases), len(hidden) - 1
-    busy = [tiles(CH16_BATCH, hidden[l + 1], *tile) for l in range(layers)] + [1]  # forward, loss
+    ch16_us, layers = sum(us for _, us in phases), len(MODEL) - 1
+    busy = [tiles(CH16_BATCH, MODEL[l + 1], *tile) for l in range(layers)] + [1]  # forward, loss
     for j in range(layers):  # backward phase j: dX of layer L-1-j, SGD of layer L-j (and 0)
         data = layers - 1 - j
         updates = ([layers - j] if j >= 1 else []) + ([0] if data == 0 else [])
-        busy.append((tiles(CH16_BATCH, hidden[data], *tile) if data >= 1 else 0) +
-                    sum(tiles(hidden[u + 1], hidden[u], *tile) for u in updates))
+        busy.append((tiles(CH16_BATCH, MODEL[data], *tile) if data >= 1 else 0) +
+                    sum(tiles(MODEL[u + 1], MODEL[u], *tile) for u in updates))
     if len(busy) != len(phases) or len(phases) != 2 * layers + 1:
         error(f"concept_16: {len(phases)} phases in {CH16_PHASES}, {len(busy)} in the model, "
               f"{2 * layers + 1} in chapter 16")
@@ -1198,18 +1198,13 @@ def concept_16(k, figures):
     cv.save(figures, "concept_16_persistent_step.png")
 
 
-def read_step_tile(name):
-    """(tiles M, tiles N, K tile, chains) of chapter 17's `using NAME = StepTile<...>;`."""
-    return read_ints(CH17_TILE_HEADER, rf"using {name} = StepTile<(\d+), (\d+), (\d+), (\d+)>;",
-                     f"`using {name} = StepTile<...>;`")
-
-
 def concept_17(k, figures):
     """One warp's K steps, one accumulator chain against kChains; the weight gradients' tile."""
     tile_m, tile_n = pick(k, 15, "tile_m tile_n")
     mma_m, mma_n, mma_k = pick(k, 3, "mma_m mma_n mma_k")
-    _, _, layer_k, chains = read_step_tile("LayerTile")
-    wide_m, wide_n, weight_k, weight_chains = read_step_tile("WeightTile")
+    (_, _, layer_k, chains), (wide_m, wide_n, weight_k, weight_chains) = (read_ints(
+        CH17_TILE_HEADER, rf"using {name} = StepTile<(\d+), (\d+), (\d+), (\d+)>;",
+        f"`using {name} = StepTile<...>;`") for name in ("LayerTile", "WeightTile"))
     steps, w = layer_k // mma_k, 58
     cv = Canvas(1400, 660, "Chapter 17: the persistent step's tiles, made fast")
     colors = [OKABE_ITO[c] for c in ("vermillion", "blue", "green", "purple")]
@@ -1278,14 +1273,14 @@ def model_layout_bytes(c, sizes):
 
 def concept_18(k, figures):
     """The model in one cluster: the stores into each other's shared memory, the layout, a step."""
-    parts = model_layout_bytes(k, CH18_MODEL)
+    parts = model_layout_bytes(k, MODEL)
     blocks, rows, limit = pick(k, 18, "cluster_blocks on_chip_rows on_chip_smem_limit")
-    own, sender, layers = CH18_MODEL[1] // blocks, 2, len(CH18_MODEL) - 1
+    own, sender, layers = MODEL[1] // blocks, 2, len(MODEL) - 1
     cv = Canvas(1400, 810, "Chapter 18: the model in one cluster's shared memory, the blocks "
                 "storing into each other's")
     # The cluster: 16 blocks in a row, each with its own rows of every hidden layer.
     x0, y0, bw = 60, 160, 70
-    cv.bold(x0, 70, f"one cluster of {blocks} blocks ({'-'.join(map(str, CH18_MODEL))}, batch "
+    cv.bold(x0, 70, f"one cluster of {blocks} blocks ({'-'.join(map(str, MODEL))}, batch "
             f"{rows}): block b owns rows [{own}b, {own}b + {own}) of each hidden layer", 12)
     for b in range(blocks):
         bx = x0 + b * (bw + 10)
@@ -1295,7 +1290,7 @@ def concept_18(k, figures):
         cv.box(bx + 8, y0 + 28, bw - 16, 30, A_COLOR, 0.35, lw=0.8, text=f"W rows\n{own * b}-"
                f"{own * b + own - 1}", size=8)
         cv.box(bx + 8, y0 + 66, bw - 16, 44, B_COLOR, 0.2, lw=0.8, text=f"X whole\n{rows} x "
-               f"{CH18_MODEL[1]}", size=8)
+               f"{MODEL[1]}", size=8)
         if b != sender:
             cv.arrow(x0 + sender * (bw + 10) + bw / 2, y0 - 2, bx + bw / 2, y0 - 2,
                      color=MMA_COLOR, lw=0.9, rad=-0.12 if b > sender else 0.5)
