@@ -797,12 +797,11 @@ ISSUE, LATENCY, WGMMA = 0.15, 2.6, 1.0  # schematic: a TMA issue, a copy's fligh
 
 
 def simulate_roles(stages, k_tiles, tiles, epilogue):
-    """Chapters 09's and 10's barriers, schematic, over `tiles` tiles of `k_tiles` K tiles (i
-    through the block's K tiles): the producer issues K tile i once K tile i - stages released
-    its stage (empty), it lands LATENCY later (full); the consumers start it once landed and
-    free, release its stage when the next K tile's wgmmas are issued (wait_group 1) or at a
-    tile's end, and run the epilogue after each tile. Returns the K tiles' issue, start and
-    release times and the epilogues' (start, end)."""
+    """Chapters 09's and 10's barriers, schematic, over `tiles` tiles of `k_tiles` K tiles (i counts
+    the block's K tiles): the producer issues K tile i once K tile i - stages released its stage
+    (empty), it lands LATENCY later (full); the consumers start it once landed and free, release
+    its stage when the next K tile's wgmmas are issued (wait_group 1) or at a tile's end, and run
+    the epilogue after each tile. Returns issue, start, release times, epilogues' (start, end)."""
     @functools.lru_cache(maxsize=None)
     def issued(i):
         return -ISSUE if i < 0 else max(issued(i - 1) + ISSUE,
@@ -1326,9 +1325,8 @@ def concept_18(k, figures):
         x += pw + 24
     cv.legend(x0, y2 + 100, [(MMA_COLOR, 0.3, "products from the block's own shared memory"), (
         COPY_COLOR, 0.8, "cluster.sync(): barrier.cluster, release and acquire")], spacing=30)
-    cv.text(x0, y2 + 140, f"{len(phases)} cluster barriers a step, each across the {blocks} "
-            f"blocks of one GPC; chapter 17's step has 2 L = {2 * layers} grid barriers, "
-            "through L2.")
+    cv.text(x0, y2 + 140, f"{len(phases)} cluster barriers a step, each across the {blocks} blocks "
+            f"of one GPC; chapter 17's step has 2 L = {2 * layers} grid barriers, through L2.")
     cv.save(figures, "concept_18_cluster_model.png")
 
 
