@@ -915,8 +915,7 @@ def concept_10(k, figures):
         at = [tile_origin(k, tiles_m, tiles_n, t) if grouped else divmod(t, tiles_n)
               for t in range(sms)]
         for t, (r, c) in enumerate(at):
-            cv.rect(px + c * cell, gy + r * cell, cell, cell, face=plt.get_cmap("cividis")(
-                t / sms), edge="none")
+            cv.box(px + c * cell, gy + r * cell, cell, cell, plt.get_cmap("cividis")(t / sms), 1, 0)
         rows, cols = {r for r, _ in at}, {c for _, c in at}
         for r in rows:
             cv.rect(px - 9, gy + r * cell, 6, cell, face=A_COLOR, edge="none")
