@@ -396,7 +396,6 @@ def concept_02(k, figures):
                              "outer products,", "__syncthreads"], step=20)
     cv.box(ax0 + now * d, cy + rows0 * e, d, tm * e, A_COLOR, 1, lw=1)
     cv.box(cx + cols0 * e, top + now * d, tn * e, d, B_COLOR, 1, lw=1)
-    # The block tile of C: threads_m x threads_n threads, each tm x tn.
     cv.matrix(cx, cy, cw, ch, f"block tile of C, {tile_m} x {tile_n}", C_COLOR)
     cv.grid(cx, cy, threads_n, threads_m, tn * e, tm * e, tint(C_COLOR, 0.5), 0.5)
     cv.rect(cx + cols0 * e, cy + rows0 * e, tn * e, tm * e, face=C_COLOR, edge="black", lw=1.5,
@@ -405,8 +404,7 @@ def concept_02(k, figures):
             ha="center")
     cv.bold(cx + (cols0 + tn) * e + 6, cy + (rows0 + tm / 2) * e, f"thread ({ty}, {tx})", 11,
             bbox=dict(facecolor="white", edgecolor="none", pad=1))
-    # The thread's outer product, in registers.
-    right, cell, ox, oy = cx + cw + 60, 14, cx + cw + 160, 160
+    right, cell, ox, oy = cx + cw + 60, 14, cx + cw + 160, 160  # the thread's outer product
     cv.head(right, 80, f"Thread ({ty}, {tx}), for each k of the tile:", "an outer product in "
             "registers")
     for i in range(tm):
@@ -1149,8 +1147,7 @@ def concept_16(k, figures):
     cv = Canvas(1400, 700, "Chapter 16: one launch for every step, grid barriers between its "
                 "phases")
     blocks = [f"block {b}" for b in range(rows)] + ["..."]
-    # Chapter 14: a kernel per piece of the step, a graph node's drain and start between them.
-    y14, slot = 110, ch14_us / kernels
+    y14, slot = 110, ch14_us / kernels  # chapter 14: kernels, a graph node's gap between two
     cv.head(40, y14 - 48, "Chapter 14, a step as a CUDA graph:", f"{kernels} kernels, "
             f"{ch14_us:.1f} µs a step (measured, {ch14['date']}); each kernel drawn the same "
             f"length, {node_us:.2f} µs of it between kernels (an empty graph node, "
@@ -1160,8 +1157,7 @@ def concept_16(k, figures):
         tl.span(i * slot, i * slot + node_us, rows, tint(OKABE_ITO["grey"], 0.35), over=3)
         for b in range(rows):
             tl.bar(b, i * slot + node_us, (i + 1) * slot, MMA_COLOR, pad=3)
-    # Chapter 16: phases, each the tiles of its products, a barrier at its end.
-    y16, t = 350, 0.0
+    y16, t = 350, 0.0  # chapter 16: phases, each its products' tiles, then a grid barrier
     cv.head(40, y16 - 48, "Chapter 16, the persistent step:", f"{len(phases)} phases (2 L + 1: "
             f"the loss alone, by block 0), {ch16_us:.1f} µs a step (clock64 per phase, "
             f"{phase_rows[0]['date']}); {CH16_BLOCKS} blocks, a grid barrier of {barrier_us:.2f} µs"
@@ -1179,8 +1175,7 @@ def concept_16(k, figures):
         t += us
     cv.text(x0 - 10, y16 + rows * row_h + 40, "tiles", 10, "right", color=GRID)
     cv.text(tl.X(ch16_us) + 8, y16 + rows * row_h / 2, "next step\nat once, no\nlaunch", 10)
-    # The time axis, shared.
-    ya = 560
+    ya = 560  # the time axis, shared
     cv.line([x0, tl.X(ch14_us)], [ya, ya], "black")
     for us in range(0, int(ch14_us) + 1, 10):
         cv.line([tl.X(us)] * 2, [ya - 4, ya + 4], "black")
@@ -1221,8 +1216,7 @@ def concept_17(k, figures):
                 cv.arrow(x - count * (w + 10) + w / 2, y + 36, x + w / 2, y + 36, color=GRID,
                          lw=1.0, rad=0.35 if count > 1 else 0.6)
         cv.text(x + w + 20, y + 17, f"{count} set{'s' * (count > 1)} of accumulators")
-    # The weight gradient's tile: wide_m x wide_n tiles of 32 x 32, the same warp in each.
-    x0, y0, cell = 60, 420, 3.0
+    x0, y0, cell = 60, 420, 3.0  # WeightTile: wide_m x wide_n tiles, the same warp in each
     cv.bold(40, y0 - 40, f"Chapter 17: WeightTile, {wide_m} x {wide_n} tiles of {tile_m} x "
             f"{tile_n} ({wide_m * tile_m} x {wide_n * tile_n} of dW, K = the batch in tiles of "
             f"{weight_k}, {weight_chains} chains)")
@@ -1276,8 +1270,7 @@ def concept_18(k, figures):
     own, sender, layers = MODEL[1] // blocks, 2, len(MODEL) - 1
     cv = Canvas(1400, 810, "Chapter 18: the model in one cluster's shared memory, the blocks "
                 "storing into each other's")
-    # The cluster: 16 blocks in a row, each with its own rows of every hidden layer.
-    x0, y0, bw = 60, 160, 70
+    x0, y0, bw = 60, 160, 70  # the blocks in a row, each owning rows of every hidden layer
     cv.bold(x0, 70, f"one cluster of {blocks} blocks ({'-'.join(map(str, MODEL))}, batch "
             f"{rows}): block b owns rows [{own}b, {own}b + {own}) of each hidden layer", 12)
     for b in range(blocks):
@@ -1297,8 +1290,7 @@ def concept_18(k, figures):
         f"all {blocks} blocks (map_shared_rank; arrows: block {sender}'s stores)",
         f"backward layer l: partial products go to their columns' owner, which adds the {blocks} "
         "slots in block order"], step=22)
-    # One block's shared memory, to scale.
-    y1, scale, x = 400, 1200 / limit, x0
+    y1, scale, x = 400, 1200 / limit, x0  # one block's shared memory, to scale
     cv.bold(x0, y1 - 22, f"a block's shared memory, to scale: {sum(parts.values()) / 1024:.1f} "
             f"of {limit // 1024} KiB (model_layout(); the first layer's fp32 masters stay in "
             "global memory)", 12)
