@@ -295,8 +295,7 @@ class Canvas:
 
     def save(self, figures, name):
         path = os.path.join(figures, name)
-        # No "Software" entry: the bytes then depend on the drawing only.
-        self.fig.savefig(path, dpi=DPI, metadata={"Software": None})
+        self.fig.savefig(path, dpi=DPI, metadata={"Software": None})  # same drawing, same bytes
         plt.close(self.fig)
         print(f"wrote {path}")
 
@@ -417,8 +416,7 @@ def concept_02(k, figures):
     cv.text(ox + tn * cell + 14, oy - cell / 2 - 10, f"{tn} values of B", color=B_COLOR)
     cv.text(ox + tn * cell + 14, oy + tm * cell / 2, f"acc[{tm}][{tn}] += a x b:\n{tm * tn} "
             f"multiply-adds from\n{tm + tn} values read from\nshared memory")
-    # Which elements a thread owns depends on the layout of the operands in shared memory.
-    mini, my = 1.25, oy + tm * cell + 80
+    mini, my = 1.25, oy + tm * cell + 80  # which elements a thread owns: the operands' layout
     cv.bold(right, my - 30, f"Which {tm} x {tn}: it depends on the operands' layout", 12)
     for mx, k_major, caption in [
             (right, False, ["MN-major (weight gradient), as", f"drawn left: rows {rows0}-"
@@ -864,7 +862,7 @@ def concept_09(k, figures):
     """A producer and two consumer warpgroups meeting only at full[s] and empty[s]."""
     stages, consumers, threads, tm, tn, launch, preg, creg = pick(k, 9, "stages consumers threads "
         "block_tile_m block_tile_n launch_registers producer_registers consumer_registers")
-    wg, wm = k["ch08_warpgroup_threads"], k["ch08_wgmma_m"]
+    wg, wm, tile_k = k["ch08_warpgroup_threads"], k["ch08_wgmma_m"], k["ch07_tile_k"]
     cv = Canvas(1400, 640, "Chapter 09: a producer warpgroup and two consumer warpgroups, "
                 "meeting only at mbarriers")
     x0, y = 40, 66
@@ -875,10 +873,9 @@ def concept_09(k, figures):
         for j in range(1, consumers + 1)], gap=18, arrows=False)
     cv.text(x0, y + 108, f"{threads} threads, one block per SM, launched at {launch} registers "
             f"each: {wg} x {preg} + {consumers * wg} x {creg} = {threads} x {launch}.")
-    stage_kib = (tm + tn) * k["ch07_tile_k"] * 2 // 1024
-    cv.lines(x0 + 934, y + 14, [f"full[s]: the producer's arrive.expect_tx and {stage_kib} KiB",
-                                f"empty[s]: {k['ch09_consumer_warps']} arrivals, one per consumer "
-                                "warp"], step=22, size=10)
+    cv.lines(x0 + 934, y + 14, [
+        f"full[s]: the producer's arrive.expect_tx and {(tm + tn) * tile_k * 2 // 1024} KiB",
+        f"empty[s]: {k['ch09_consumer_warps']} arrivals, one per consumer warp"], step=22, size=10)
     k_tiles, gap = 6, 0.8  # two blocks on one SM, one tile each
     run = simulate_roles(stages, k_tiles, 1, epilogue=3.0)
     length, ty, rh = run[3][0][1], 252, 44  # a block: from its first copy to its epilogue's end
@@ -936,8 +933,7 @@ def concept_10(k, figures):
         t = max(t, writes[box - buffers] + write + store) if box >= buffers else t
         writes.append(t)
         t += write
-    run = simulate_roles(stages, 6, 2, epilogue=t)
-    ty, rh = 500, 42
+    run, ty, rh = simulate_roles(stages, 6, 2, epilogue=t), 500, 42
     tl = roles_timeline(cv, x0, ty, "One block over time: tiles b and b + grid", stages,
                         consumers, run[3][-1][1] + store + 0.2, rh,
                         [f"staging buffer {b}" for b in range(buffers)])
@@ -1324,8 +1320,8 @@ def concept_18(k, figures):
 def concept_19(k, figures):
     """Chapter 19 against chapter 18: one forward exchange of a few blocks, schematic."""
     blocks, rows, unit = k["ch18_cluster_blocks"], 5, 46
-    work = [5.0, 6.2, 4.6, 5.6, 5.2]  # a product's length in each block drawn (not measured)
-    send, fence, barrier, land = 1.2, 1.6, 1.4, 0.5
+    # Not measured: each block's product, its stores, the fence, the barrier, the last landing.
+    work, send, fence, barrier, land = [5.0, 6.2, 4.6, 5.6, 5.2], 1.2, 1.6, 1.4, 0.5
     cv = Canvas(1400, 720, "Chapter 19: a block waits for the bytes it reads, not for the cluster")
     names = [f"block {b}" for b in range(rows)] + [f"... {blocks} in all"]
     release, landed = max(work) + send + fence, max(w + send for w in work) + land
@@ -1366,8 +1362,7 @@ def main():
     figures = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs", "figures")
     os.makedirs(figures, exist_ok=True)
     sns.set_theme(style="white", font="DejaVu Sans")
-    k = read_constants()
-    k["sms"] = read_ints(SM_LOG, r"(\d+) SMs", "'N SMs'")[0]
+    k = {**read_constants(), "sms": read_ints(SM_LOG, r"(\d+) SMs", "'N SMs'")[0]}
     for name in sorted(name for name in globals() if name.startswith("concept_")):
         globals()[name](k, figures)
 
