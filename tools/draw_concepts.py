@@ -79,7 +79,6 @@ C_COLOR = OKABE_ITO["green"]  # C and the accumulators
 COPY_COLOR = OKABE_ITO["sky"]  # a copy in flight
 MMA_COLOR = OKABE_ITO["vermillion"]  # tensor-core work
 EPILOGUE_COLOR = OKABE_ITO["purple"]  # the epilogue
-REGISTER_COLORS = [OKABE_ITO["blue"], OKABE_ITO["orange"], OKABE_ITO["green"], OKABE_ITO["purple"]]
 GRID = "#555555"
 MUTED = "#444444"  # secondary text
 PARITY_COLORS = [OKABE_ITO["sky"], OKABE_ITO["yellow"]]  # phases of parity 0 and 1
@@ -443,7 +442,7 @@ def concept_03(k, figures):
     bx, ay = x0 + mk * c + 80, y0 + mm * c + 100  # B (k x n) above C, A (m x k) below ldmatrix
     cv = Canvas(1400, ay + mm * c + 50, f"Chapter 03: which lane holds what in mma.sync.m{mm}n"
                 f"{mn}k{mk}, and how ldmatrix.x4 loads it")
-    light = [tint(color, 0.38) for color in REGISTER_COLORS]
+    light = [tint(color, 0.38) for color in (A_COLOR, B_COLOR, C_COLOR, EPILOGUE_COLOR)]
 
     def panel(x, y, rows, cols, title, legend, names, cells, outlines):
         """A fragment: its cells (col, row, width, height, register, text), 8 x 8 outlines."""
@@ -1084,8 +1083,7 @@ def tiles(rows, cols, tile_m, tile_n):
 
 
 def concept_15(k, figures):
-    """Chapter 15's 32 x 32 tiles against chapter 14's on two products of a step at batch 32,
-    hidden 128: the blocks each puts on the SMs, and one tile's warps."""
+    """Chapter 15's tiles against chapter 14's on two products of a step: the SMs they fill."""
     (tm, tn), (mm, mn), sms = pick(k, 15, "tile_m tile_n"), pick(k, 3, "mma_m mma_n"), k["sms"]
     rows14, cols14, wm = k["ch14_update_tile_rows"], k["ch14_update_tile_cols"], k["ch08_wgmma_m"]
     cv = Canvas(1400, 500, f"Chapter 15: tiles of {tm} x {tn}, a block each, for the small "
