@@ -1,5 +1,5 @@
-// The block-wide products of the cluster's kernels, over operands in shared memory, and the SGD
-// of the parameters they keep there.
+// The block-wide products of the cluster's kernels over operands in shared memory, the SGD of the
+// parameters kept there, and the sum of a column's partial products.
 #pragma once
 
 #include "18_cluster_model/layout.cuh"
@@ -7,8 +7,7 @@
 
 namespace mnist::cluster_model {
 
-// ldmatrix .x2: two 8 x 8 matrices; lanes 0-15 give the row addresses (chapter 03's mma.cuh has
-// the .x4 and what a lane receives).
+// Chapter 03's ldmatrix_x4 (mma.cuh) for two 8 x 8 matrices: lanes 0-15 give the row addresses.
 template <bool kTranspose>
 __device__ __forceinline__ void ldmatrix_x2(const __half* row_address, uint32_t (&r)[2]) {
   const auto address = static_cast<uint32_t>(__cvta_generic_to_shared(row_address));
@@ -23,76 +22,60 @@ __device__ __forceinline__ void ldmatrix_x2(const __half* row_address, uint32_t 
   }
 }
 
-// A warp's 16 x 8 tile of C, as mma leaves it: v[0..1] row lane / 4, v[2..3] row lane / 4 + 8,
-// columns 2 (lane % 4) and 2 (lane % 4) + 1 (chapter 03's mma.cuh).
-struct Fragment {
-  float v[4];
-};
-
-// One warp's 16 x 8 tile (mt, nt) of op(A) op(B), over the steps of 16 from k_first to k_steps in
-// strides of k_stride. Operands in shared memory with row strides lda, ldb halves: A stored [m][k]
-// (kAKMajor) or [k][m], B stored [n][k] (kBKMajor) or [k][n].
+// acc += a warp's 16 x 8 tile (mt, nt) of op(A) op(B) over the steps of 16 from k_first to k_steps,
+// k_stride apart. A is stored [m][k] (kAKMajor) or [k][m], rows lda halves apart; B [n][k]
+// (kBKMajor) or [k][n], ldb apart.
 template <bool kAKMajor, bool kBKMajor>
-__device__ __forceinline__ Fragment tile_product(const __half* a, int lda, const __half* b, int ldb,
-                                                 int mt, int nt, int k_first, int k_steps,
-                                                 int k_stride) {
+__device__ __forceinline__ void tile_product(const __half* a, int lda, const __half* b, int ldb,
+                                             int mt, int nt, int k_first, int k_steps, int k_stride,
+                                             float (&acc)[4]) {
   const int lane = threadIdx.x % 32, matrix = lane / 8, row = lane % 8;
   const int m = mt * kMmaM, n = nt * kMmaN;
-  float acc[4] = {};
   for (int step = k_first; step < k_steps; step += k_stride) {
     const int k = step * kMmaK;
-    uint32_t af[4], bf[2];
     const int mi = m + matrix % 2 * 8, ka = k + matrix / 2 * 8;  // A: 4 matrices
-    if (kAKMajor) {
-      mma_sync::ldmatrix_x4<false>(a + (mi + row) * lda + ka, af);
-    } else {
-      mma_sync::ldmatrix_x4<true>(a + (ka + row) * lda + mi, af);
-    }
     const int kb = k + matrix % 2 * 8;  // B: 2 matrices, (k, n) and (k + 8, n)
-    if (kBKMajor) {
-      ldmatrix_x2<false>(b + (n + row) * ldb + kb, bf);
-    } else {
-      ldmatrix_x2<true>(b + (kb + row) * ldb + n, bf);
-    }
+    uint32_t af[4], bf[2];
+    mma_sync::ldmatrix_x4<!kAKMajor>(
+        kAKMajor ? a + (mi + row) * lda + ka : a + (ka + row) * lda + mi, af);
+    ldmatrix_x2<!kBKMajor>(kBKMajor ? b + (n + row) * ldb + kb : b + (kb + row) * ldb + n, bf);
     mma_sync::mma_m16n8k16(acc, af, bf);
   }
-  return {{acc[0], acc[1], acc[2], acc[3]}};
 }
 
-// C = op(A) op(B), m x n x k (multiples of 16, 8 and 16), by the block's warps, each result pair
-// handed to finish(row, col, v0, v1) for C[row][col] and C[row][col + 1] (col even). Where C has
-// fewer mma tiles than the block has warps, the warps share each tile's K and add their partial
-// tiles in `sums` in warp order (the same bits every run). Every thread calls it; it ends at a
-// block barrier, after which every thread sees what finish wrote.
+// C = op(A) op(B), m x n x k (multiples of 16, 8, 16), by the block's warps: finish(row, col, v0,
+// v1) takes C[row][col, col + 1]. With fewer mma tiles than warps, the warps share each tile's K
+// and add their partial tiles in `sums` in warp order. Every thread calls it; it ends at a barrier.
 template <bool kAKMajor, bool kBKMajor, class Finish>
 __device__ void block_product(const __half* a, int lda, const __half* b, int ldb, int m, int n,
                               int k, float* sums, Finish finish) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int tiles_n = n / kMmaN, tiles = m / kMmaM * tiles_n, k_steps = k / kMmaK;
-  const auto finish_tile = [&](int tile, const Fragment& f) {
+  const auto product = [&](int tile, int k_first, int k_stride, float(&acc)[4]) {
+    tile_product<kAKMajor, kBKMajor>(a, lda, b, ldb, tile / tiles_n, tile % tiles_n, k_first,
+                                     k_steps, k_stride, acc);
+  };
+  const auto finish_tile = [&](int tile, const float(&v)[4]) {
     const int row = tile / tiles_n * kMmaM + lane / 4, col = tile % tiles_n * kMmaN + lane % 4 * 2;
-    finish(row, col, f.v[0], f.v[1]);
-    finish(row + 8, col, f.v[2], f.v[3]);
+    finish(row, col, v[0], v[1]);
+    finish(row + 8, col, v[2], v[3]);
   };
   if (tiles >= kWarps) {  // a warp a tile at a time, all of K
     for (int tile = warp; tile < tiles; tile += kWarps) {
-      finish_tile(tile, tile_product<kAKMajor, kBKMajor>(a, lda, b, ldb, tile / tiles_n,
-                                                         tile % tiles_n, 0, k_steps, 1));
+      float acc[4] = {};
+      product(tile, 0, 1, acc);
+      finish_tile(tile, acc);
     }
   } else {  // `slices` warps a tile, each every slices-th step of K
     const int slices = kWarps / tiles;
-    Fragment f = {};
-    if (warp < tiles * slices) {
-      const int tile = warp % tiles;
-      f = tile_product<kAKMajor, kBKMajor>(a, lda, b, ldb, tile / tiles_n, tile % tiles_n,
-                                           warp / tiles, k_steps, slices);
-    }
-    for (int e = 0; e < 4; ++e) sums[(warp * 4 + e) * 32 + lane] = f.v[e];
+    float acc[4] = {};
+    if (warp < tiles * slices) product(warp % tiles, warp / tiles, slices, acc);
+    for (int e = 0; e < 4; ++e) sums[(warp * 4 + e) * 32 + lane] = acc[e];
     __syncthreads();
     if (warp < tiles) {
-      Fragment sum = {};
+      float sum[4] = {};
       for (int slice = 0; slice < slices; ++slice) {
-        for (int e = 0; e < 4; ++e) sum.v[e] += sums[((warp + slice * tiles) * 4 + e) * 32 + lane];
+        for (int e = 0; e < 4; ++e) sum[e] += sums[((warp + slice * tiles) * 4 + e) * 32 + lane];
       }
       finish_tile(warp, sum);
     }
@@ -100,8 +83,33 @@ __device__ void block_product(const __half* a, int lda, const __half* b, int ldb
   __syncthreads();
 }
 
-// The step-by-step trainer's bias update (bias_sgd_column, mlp_device.cuh) over dZ in shared
-// memory, rows kDzStride apart.
+// The output layer's logits, all of them, in every block: X W^T + b, rows of X and W in + kPad
+// halves apart.
+__device__ inline void output_logits(const __half* x, const __half* w16, const float* bias, int in,
+                                     float* logits, float* sums) {
+  block_product<true, true>(x, in + kPad, w16, in + kPad, kOnChipRows, kClassesPadded, in, sums,
+                            [&](int r, int c, float v0, float v1) {
+                              if (c < kClasses) logits[r * kClasses + c] = v0 + bias[c];
+                              if (c + 1 < kClasses) logits[r * kClasses + c + 1] = v1 + bias[c + 1];
+                            });
+}
+
+// The SGD of a layer's first `own` rows, W -= learning_rate dZ^T X: the fp32 masters w32 (rows `in`
+// floats apart), then their fp16 copy w16 (rows in + kPad halves apart).
+__device__ inline void weight_sgd(const __half* dz, const __half* x, int in, int own, float* w32,
+                                  __half* w16, float* sums, float learning_rate) {
+  block_product<false, false>(dz, kDzStride, x, in + kPad, kMmaM, in, kOnChipRows, sums,
+                              [&](int r, int c, float v0, float v1) {
+                                if (r >= own) return;
+                                float* const w = w32 + r * in + c;
+                                w[0] -= learning_rate * v0;
+                                w[1] -= learning_rate * v1;
+                                *reinterpret_cast<__half2*>(w16 + r * (in + kPad) + c) =
+                                    __floats2half2_rn(w[0], w[1]);
+                              });
+}
+
+// The step-by-step trainer's bias update (mlp_device.cuh) over dZ in shared memory.
 __device__ inline void bias_sgd_shared(const __half* dz, float* bias, int cols, int rows,
                                        float learning_rate) {
   for (int col = threadIdx.x; col < cols; col += kThreads) {
@@ -109,14 +117,22 @@ __device__ inline void bias_sgd_shared(const __half* dz, float* bias, int cols, 
   }
 }
 
-// A pair of a layer's SGD: W[r][c], W[r][c + 1] -= learning_rate (v0, v1) on the fp32 masters
-// (rows `cols` floats apart), and their fp16 copy (rows cols + kPad halves apart) from them.
-__device__ inline void sgd_pair(float* w32, __half* w16, int cols, int r, int c, float v0, float v1,
-                                float learning_rate) {
-  float* const w = w32 + r * cols + c;
-  w[0] -= learning_rate * v0;
-  w[1] -= learning_rate * v1;
-  *reinterpret_cast<__half2*>(w16 + r * (cols + kPad) + c) = __floats2half2_rn(w[0], w[1]);
+// dZ of the layer below, its own `below_own` columns: the partial products (kClusterBlocks slots of
+// kOnChipRows x cols floats) added in block order (the same bits in every run), masked by ReLU' of
+// X of this layer (rows in + kPad halves apart).
+__device__ inline void add_partials(const float* partial, int cols, const __half* x, int in, int me,
+                                    int below_own, __half* dz_below) {
+  const int slot = kOnChipRows * cols;
+  for (int i = threadIdx.x; i < kOnChipRows * below_own; i += kThreads) {
+    const int r = i / below_own, j = i % below_own;
+    float sum = 0.0f;
+    for (int from = 0; from < kClusterBlocks; ++from) {
+      sum += partial[from * slot + r * cols + j];
+    }
+    const bool on = __half2float(x[r * (in + kPad) + me * below_own + j]) > 0.0f;
+    dz_below[r * kDzStride + j] = __float2half_rn(on ? sum : 0.0f);
+  }
+  __syncthreads();
 }
 
 }  // namespace mnist::cluster_model

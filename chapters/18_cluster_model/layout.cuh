@@ -1,59 +1,44 @@
-// Where the cluster's kernels keep a model in a block's shared memory, which models fit, and how
-// the model and the batch come in.
+// Where the cluster's kernels keep a model in a block's shared memory, which models fit, how the
+// model and the batch come in, and the launch of one cluster.
 //
-// The cluster is kClusterBlocks blocks; block b owns rows [b R, b R + R) of every hidden layer's
-// weights (R = out / kClusterBlocks), their fp16 copy and bias; the output layer (kClasses rows)
-// is small enough that every block keeps all of it and updates it alike. Rows of shared operands
-// are kPad halves longer than their data, so that the 8 rows one ldmatrix reads start in 8
-// different 16-byte bank groups (784 + 8 halves is 1,584 bytes, 48 mod 128).
+// Block b of the kClusterBlocks owns rows [b R, b R + R) of every hidden layer (R = out / 16):
+// their fp16 copy, fp32 masters and bias. Every block keeps all of the small output layer and
+// updates it alike. Shared rows are kPad halves longer than their data, so that the 8 rows an
+// ldmatrix reads start in 8 different 16-byte bank groups.
 #pragma once
 
 #include <algorithm>
 #include <string>
 
-#include "03_mma_sync/mma.cuh"
-#include "04_cp_async/cp_async.cuh"
-#include "16_persistent_step/schedule.cuh"
-#include "dataset.hpp"
+#include "16_persistent_step/launch.cuh"
 
 namespace mnist::cluster_model {
 
-using mma_sync::kMmaK;
-using mma_sync::kMmaM;
-using mma_sync::kMmaN;
-using persistent_step::kMaxLayers;
-using persistent_step::kThreads;
-using persistent_step::kWarps;
-using persistent_step::Model;
+using namespace persistent_step;  // chapter 16's tile, copies, barrier and schedule
+using smem_tiling::kPad;
 
 constexpr int kClusterBlocks = 16;  // the largest cluster the H100 runs (a non-portable size)
 constexpr int kOnChipRows = 32;     // batch rows in shared memory: two mma tiles of M
 constexpr int kOwnRowsMax = 16;     // a hidden layer's rows per block: widths up to 256
-constexpr int kPad = 8;             // halves after each row of a shared operand
 constexpr int kClassesPadded = 16;  // the output layer's rows, zeros past kClasses: one mma K step
 constexpr int kDzStride = kClassesPadded + kPad;  // a dZ row: up to 16 columns, and the pad
 constexpr int kOnChipSmemLimit = 224 * 1024;      // the H100's 227 KiB a block, less 3 KiB
 
-// Where each buffer lies in a block's dynamic shared memory, in bytes, for one model; the host
-// computes it and the kernel takes it as a parameter.
+// Where each buffer lies in a block's dynamic shared memory, in bytes: the kernel's parameter.
 struct ModelLayout {
   int layers;
   int in[kMaxLayers], out[kMaxLayers];
-  int own_rows[kMaxLayers];  // R of each hidden layer
+  int own_rows[kMaxLayers];  // R of each hidden layer, kClasses for the output layer
   int partial_cols;          // columns of a partial product's slot: the largest R of layers 0..L-3
   int batch;                 // kOnChipRows x (kPixels + kPad) halves
-  int weight16[kMaxLayers];  // fp16 rows of layer l: own rows (16, zeros past R; layer 0: R
-                             // rounded up to 8), or the output layer's kClassesPadded
-  int weight32[kMaxLayers];  // fp32 master rows of layer l >= 1 (layer 0's stay in global memory)
+  int weight16[kMaxLayers];  // fp16 rows: 16 (zeros past R; layer 0: R up to 8s), kClassesPadded
+  int weight32[kMaxLayers];  // fp32 master rows of layer l >= 1
   int bias[kMaxLayers];      // own biases (kClassesPadded floats, zeros past R or kClasses)
   int input[kMaxLayers];     // X of layer l >= 1, whole: kOnChipRows x (in + kPad) halves
-  int dz[kMaxLayers];        // dZ of layer l, own columns (all kClasses for the output layer):
-                             // kOnChipRows x kDzStride halves, zeros past R
+  int dz[kMaxLayers];        // dZ, own columns (output: all): kOnChipRows x kDzStride halves
   int logits;                // kOnChipRows x kClasses floats
-  int partial[2];            // kClusterBlocks slots of kOnChipRows x partial_cols floats, by the
-                             // parity of the layer: one cluster barrier a backward layer suffices
-  int sums;                  // kWarps x 128 floats: the warps' partial tiles of a product split
-                             // along K
+  int partial[2];            // by layer parity: kClusterBlocks x kOnChipRows x partial_cols floats
+  int sums;                  // kWarps x 128 floats: the warps' partial tiles of a product
   int bytes;
 };
 
@@ -68,16 +53,14 @@ inline int take(ModelLayout& s, int bytes) {
   return at;
 }
 
-// The layout for the model of `sizes` (layers + 1 widths); bytes > kOnChipSmemLimit where it does
-// not fit.
-inline ModelLayout model_layout(const int* sizes, int layers) {
+// The layout for the model of `sizes`; bytes > kOnChipSmemLimit where it does not fit.
+inline ModelLayout model_layout(const LayerSizes& sizes) {
   ModelLayout s{};
-  s.layers = layers;
+  s.layers = static_cast<int>(sizes.size()) - 1;
   s.batch = take(s, kOnChipRows * (kPixels + kPad) * 2);
-  for (int l = 0; l < layers; ++l) {
-    s.in[l] = sizes[l];
-    s.out[l] = sizes[l + 1];
-    const bool hidden = l + 1 < layers;
+  for (int l = 0; l < s.layers; ++l) {
+    s.in[l] = sizes[l], s.out[l] = sizes[l + 1];
+    const bool hidden = l + 1 < s.layers;
     s.own_rows[l] = hidden ? s.out[l] / kClusterBlocks : kClasses;
     const int rows16 = !hidden ? kClassesPadded : l == 0 ? round_up(s.own_rows[l], 8) : 16;
     s.weight16[l] = take(s, rows16 * (s.in[l] + kPad) * 2);
@@ -85,7 +68,7 @@ inline ModelLayout model_layout(const int* sizes, int layers) {
     s.bias[l] = take(s, kClassesPadded * 4);
     if (l > 0) s.input[l] = take(s, kOnChipRows * (s.in[l] + kPad) * 2);
     s.dz[l] = take(s, kOnChipRows * kDzStride * 2);
-    if (l + 2 < layers) s.partial_cols = std::max(s.partial_cols, s.own_rows[l]);
+    if (l + 2 < s.layers) s.partial_cols = std::max(s.partial_cols, s.own_rows[l]);
   }
   s.logits = take(s, kOnChipRows * kClasses * 4);
   for (int i = 0; i < 2; ++i) {
@@ -95,8 +78,7 @@ inline ModelLayout model_layout(const int* sizes, int layers) {
   return s;
 }
 
-// Why the cluster's kernel does not take a model of `sizes` at `batch`, or empty. Asks nothing of
-// the GPU; a GPU that cannot run a cluster of 16 gets chapter 17's grid kernel (gemm.cuh).
+// Why the cluster's kernel does not take a model of `sizes` at `batch`, or empty.
 inline std::string model_refusal(const LayerSizes& sizes, int batch) {
   const int layers = static_cast<int>(sizes.size()) - 1;
   if (batch > kOnChipRows) return "batches up to " + std::to_string(kOnChipRows);
@@ -107,23 +89,43 @@ inline std::string model_refusal(const LayerSizes& sizes, int batch) {
              " up to " + std::to_string(kClusterBlocks * kOwnRowsMax);
     }
   }
-  if (model_layout(sizes.data(), layers).bytes > kOnChipSmemLimit) {
+  if (model_layout(sizes).bytes > kOnChipSmemLimit) {
     return "models whose weights, activations and batch fit in " +
            std::to_string(kOnChipSmemLimit / 1024) + " KiB of shared memory a block";
   }
   return "";
 }
 
-// The batch of step `step` into `rows` (kOnChipRows x (kPixels + kPad) halves), gathered through
-// the epoch's order, zeros past its last row, kThreads / kOnChipRows threads a row; one cp.async
-// group, not waited for.
+// Launches kKernel on one cluster for `steps` steps where this GPU runs a cluster of 16 blocks of
+// it with the most shared memory a block may take (asked once); false where it does not.
+template <auto kKernel, class Layout>
+bool launch_cluster(const StepBuffers& buffers, const Layout& layout, int steps,
+                    float learning_rate, cudaStream_t stream) {
+  static const bool runs = [] {
+    CUDA_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    allow_shared_memory(kKernel, kOnChipSmemLimit);
+    const ClusterLaunch launch(kClusterBlocks, kClusterBlocks, kThreads, kOnChipSmemLimit, nullptr);
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kKernel, &launch.config) == cudaSuccess) {
+      return clusters >= 1;
+    }
+    (void)cudaGetLastError();  // a GPU without clusters answers with an error: not ours to keep
+    return false;
+  }();
+  if (!runs) return false;
+  const ClusterLaunch launch(kClusterBlocks, kClusterBlocks, kThreads, layout.bytes, stream);
+  CUDA_CHECK(
+      cudaLaunchKernelEx(&launch.config, kKernel, model_of(buffers), layout, steps, learning_rate));
+  return true;
+}
+
+// The batch of step `step` into `rows` through the epoch's order, zeros past its last row; one
+// cp.async group, not waited for.
 __device__ inline void load_batch_async(const Model& m, int step, __half* rows) {
-  constexpr int kPieces = kPixels * 2 / 16;  // 16-byte copies a row
-  constexpr int kPerRow = kThreads / kOnChipRows;
+  constexpr int kPieces = kPixels * 2 / 16, kPerRow = kThreads / kOnChipRows;
   static_assert(kThreads % kOnChipRows == 0, "whole threads a row");
-  const int count = min(m.batch, m.train_count - step * m.batch);
   const int r = threadIdx.x / kPerRow;
-  const bool inside = r < count;
+  const bool inside = r < min(m.batch, m.train_count - step * m.batch);
   const __half* image = inside
                             ? m.train_images + size_t(m.order[size_t(step) * m.batch + r]) * kPixels
                             : m.train_images;
@@ -134,9 +136,8 @@ __device__ inline void load_batch_async(const Model& m, int step, __half* rows) 
   cp_async::cp_async_commit();
 }
 
-// The block's share of the model between global and shared memory: its own rows of each hidden
-// layer (fp16 copy, fp32 masters but the first layer's, bias) and the whole output layer.
-// to_shared: at the launch's start; otherwise back, at its end (block 0 writes the output layer).
+// The block's parameters into shared memory at the launch's start (to_shared), or back at its end
+// (the output layer from block 0); the first layer's fp32 masters stay in global memory.
 __device__ inline void move_parameters(const Model& m, const ModelLayout& s, uint8_t* smem, int me,
                                        bool to_shared) {
   for (int l = 0; l < s.layers; ++l) {

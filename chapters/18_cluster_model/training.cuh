@@ -1,8 +1,6 @@
-// The cluster's training kernel: where a small model fits in the shared memory of one thread block
-// cluster, the cluster trains it with its weights, activations and gradients on chip from the
-// launch's first step to its last. A phase reads only its own block's shared memory and stores its
-// results straight into the shared memory of the blocks that read them next (distributed shared
-// memory); the cluster's barrier then says every block's stores have landed. Ownership: layout.cuh.
+// The cluster's training kernel. A phase reads only its own block's shared memory and stores its
+// results straight into the shared memory of the blocks that read them next; the cluster barrier
+// then says every block's stores have landed. Who owns what: layout.cuh.
 //
 //   forward, hidden layer l       Y[:, own] = ReLU(X W_own^T + b_own), X whole in every block;
 //                                 Y[:, own] stored into every block's X of layer l + 1
@@ -20,11 +18,7 @@
 
 #include <cooperative_groups.h>
 
-#include <cstdint>
-
 #include "18_cluster_model/block_product.cuh"
-#include "cuda_check.cuh"
-#include "occupancy.cuh"
 
 namespace mnist::cluster_model {
 
@@ -82,25 +76,16 @@ __global__ void __launch_bounds__(kThreads, 1)
       cluster.sync();  // every block's columns have landed in every block
     }
 
-    // The output layer, in every block alike: logits, loss and dZ.
+    // The output layer, in every block alike: logits, loss and dZ (its rows kClasses apart in
+    // `sums`, free between products, then into dZ, zeros past the batch's last row).
     const int top = L - 1, hidden_in = s.in[top];
     const __half* const x_top = halves(s.input[top]);
-    float* const logits = floats(s.logits);
-    {
-      const float* bias = floats(s.bias[top]);
-      block_product<true, true>(x_top, hidden_in + kPad, halves(s.weight16[top]), hidden_in + kPad,
-                                kOnChipRows, kClassesPadded, hidden_in, sums,
-                                [&](int r, int c, float v0, float v1) {
-                                  if (c < kClasses) logits[r * kClasses + c] = v0 + bias[c];
-                                  if (c + 1 < kClasses)
-                                    logits[r * kClasses + c + 1] = v1 + bias[c + 1];
-                                });
-    }
-    // The gradient, rows kClasses apart, in `sums` (free between products); then into dZ's rows,
-    // zeros past the batch's last (the products run over all kOnChipRows).
+    output_logits(x_top, halves(s.weight16[top]), floats(s.bias[top]), hidden_in, floats(s.logits),
+                  sums);
     __half* const grad = reinterpret_cast<__half*>(sums);
     const LossSums loss = softmax_cross_entropy_block<kThreads>(
-        logits, [&](int r) { return int(m.train_labels[batch_order[r]]); }, rows, rows, grad);
+        floats(s.logits), [&](int r) { return int(m.train_labels[batch_order[r]]); }, rows, rows,
+        grad);
     if (me == 0 && threadIdx.x == 0) m.step_losses[step] = loss.loss / rows;
     __half* const dz_top = halves(s.dz[top]);
     for (int i = threadIdx.x; i < kOnChipRows * kClasses; i += kThreads) {
@@ -109,8 +94,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     __syncthreads();
     {
-      // dZ of the layer below, own columns: (dZ W) masked by ReLU' of its output (all of dZ W is
-      // 2 x 16 mma tiles of one K step: cheaper whole than picked).
+      // dZ of the layer below, own columns: (dZ W) masked by ReLU' of its output; the SGD.
       const int below = top - 1, own = s.own_rows[below];
       __half* const dz_below = halves(s.dz[below]);
       block_product<true, false>(
@@ -123,15 +107,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             dz_below[r * kDzStride + j + 1] =
                 __float2half_rn(__half2float(y[1]) > 0.0f ? v1 : 0.0f);
           });
-      // The output layer's SGD: every block computes the same update of its copy.
-      float* const w32 = floats(s.weight32[top]);
-      __half* const w16 = halves(s.weight16[top]);
-      block_product<false, false>(dz_top, kDzStride, x_top, hidden_in + kPad, kClassesPadded,
-                                  hidden_in, kOnChipRows, sums,
-                                  [&](int r, int c, float v0, float v1) {
-                                    if (r < kClasses)
-                                      sgd_pair(w32, w16, hidden_in, r, c, v0, v1, learning_rate);
-                                  });
+      weight_sgd(dz_top, x_top, hidden_in, kClasses, floats(s.weight32[top]),
+                 halves(s.weight16[top]), sums, learning_rate);
       bias_sgd_shared(dz_top, floats(s.bias[top]), kClasses, rows, learning_rate);
     }
 
@@ -155,27 +132,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       float* const w32 =
           l == 0 ? m.layer[0].buffers.weights + size_t(me) * own * in : floats(s.weight32[l]);
-      block_product<false, false>(dz, kDzStride, x, in + kPad, kMmaM, in, kOnChipRows, sums,
-                                  [&](int r, int c, float v0, float v1) {
-                                    if (r < own)
-                                      sgd_pair(w32, w16, in, r, c, v0, v1, learning_rate);
-                                  });
+      weight_sgd(dz, x, in, own, w32, w16, sums, learning_rate);
       bias_sgd_shared(dz, floats(s.bias[l]), own, rows, learning_rate);
       if (l == 0) break;
       cluster.sync();  // every block's partial products have landed in their owners
-      // dZ of the layer below, own columns: the 16 partials in block order, masked by ReLU' of
-      // that layer's output, which is X of this one.
-      __half* const dz_below = halves(s.dz[l - 1]);
-      for (int i = threadIdx.x; i < kOnChipRows * below_own; i += kThreads) {
-        const int r = i / below_own, j = i % below_own;
-        float sum = 0.0f;
-        for (int from = 0; from < kClusterBlocks; ++from) {
-          sum += partial[from * slot + r * s.partial_cols + j];
-        }
-        const bool on = __half2float(x[r * (in + kPad) + me * below_own + j]) > 0.0f;
-        dz_below[r * kDzStride + j] = __float2half_rn(on ? sum : 0.0f);
-      }
-      __syncthreads();
+      add_partials(partial, s.partial_cols, x, in, me, below_own, halves(s.dz[l - 1]));
     }
     cluster.sync();  // the step's end: every block is done reading this step's X of layer 1
   }
@@ -184,36 +145,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #else
   __trap();  // built without sm_90a: see 08_wgmma/wgmma.cuh
 #endif
-}
-
-// Whether this GPU runs a cluster of kClusterBlocks blocks of this kernel with the most shared
-// memory it may take; asked once.
-inline bool cluster_runs_here() {
-  static const bool runs = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(cluster_training_kernel,
-                                    cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    CUDA_CHECK(cudaFuncSetAttribute(cluster_training_kernel,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, kOnChipSmemLimit));
-    const ClusterLaunch launch(kClusterBlocks, kClusterBlocks, kThreads, kOnChipSmemLimit, nullptr);
-    int clusters = 0;
-    const cudaError_t status =
-        cudaOccupancyMaxActiveClusters(&clusters, cluster_training_kernel, &launch.config);
-    if (status != cudaSuccess) {
-      (void)cudaGetLastError();  // a GPU without clusters answers with an error: not ours to keep
-      return false;
-    }
-    return clusters >= 1;
-  }();
-  return runs;
-}
-
-// One launch of the cluster's kernel: one cluster, for `steps` steps.
-inline void train_steps_in_cluster(const Model& m, const LayerSizes& sizes, int steps,
-                                   float learning_rate, cudaStream_t stream) {
-  const ModelLayout layout = model_layout(sizes.data(), m.layers);
-  const ClusterLaunch launch(kClusterBlocks, kClusterBlocks, kThreads, layout.bytes, stream);
-  CUDA_CHECK(
-      cudaLaunchKernelEx(&launch.config, cluster_training_kernel, m, layout, steps, learning_rate));
 }
 
 }  // namespace mnist::cluster_model

@@ -7,12 +7,13 @@
 // bytes off an mbarrier in that block: the receiver says how many bytes it expects (expect_tx), and
 // the mbarrier's phase completes when they have all landed. No fence and no barrier across the
 // cluster; a block waits for exactly the data it reads (PTX ISA: st.async, mbarrier). The
-// mbarrier's instructions are chapter 07's (tma.cuh), for the sm_90a feature set alone.
+// mbarrier's instructions are chapter 07's (tma.cuh), mapa chapter 11's (cluster.cuh), for the
+// sm_90a feature set alone.
 #pragma once
 
 #include <cstdint>
 
-#include "07_tma/tma.cuh"
+#include "11_clusters/cluster.cuh"
 #include "18_cluster_model/block_product.cuh"
 #include "19_on_chip/layout.cuh"
 
@@ -24,11 +25,7 @@ using tma::shared_address;
 
 // The address of `local`'s twin in block `block` of the cluster (same offset, same layout).
 __device__ __forceinline__ uint32_t address_in(const void* local, int block) {
-  uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
-               : "=r"(remote)
-               : "r"(shared_address(local)), "r"(block));
-  return remote;
+  return clusters::cluster_address(shared_address(local), block);
 }
 
 // 16, 8 or 4 bytes to `remote` (address_in), counted off the mbarrier at `remote_arrival`.

@@ -28,19 +28,17 @@ inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
   weight_update::launch_weight_update_or_fall_back(p, stream);
 }
 
-// The steps of a train() call on one cluster where the model fits there, else on chapter 17's grid
-// kernel (which refuses what its rule does not take).
+// On one cluster where the model fits and the GPU runs it, else on chapter 17's grid kernel.
 inline void train_steps(const StepBuffers& buffers, int steps, float learning_rate,
                         cudaStream_t stream) {
-  const LayerSizes sizes = persistent_step::sizes_of(buffers);
-  if (on_chip_refusal(sizes, buffers.batch).empty() && on_chip_runs_here()) {
-    train_steps_on_chip(persistent_step::model_of(buffers), sizes, steps, learning_rate, stream);
-  } else {
+  const LayerSizes sizes = sizes_of(buffers);
+  if (!on_chip_refusal(sizes, buffers.batch).empty() ||
+      !launch_cluster<on_chip_training_kernel>(buffers, on_chip_layout(sizes), steps, learning_rate,
+                                               stream)) {
     step_tile::train_steps(buffers, steps, learning_rate, stream);
   }
 }
 
-constexpr StepTraining kStepTraining = {persistent_step::steps_refusal, train_steps,
-                                        step_tile::kScratchWordsPerRow};
+constexpr StepTraining kStepTraining = {steps_refusal, train_steps, step_tile::kScratchWordsPerRow};
 
 }  // namespace mnist::on_chip

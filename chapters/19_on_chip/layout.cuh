@@ -28,10 +28,9 @@ __host__ __device__ inline int partial_arrival(int buffer) {
   return 2 * kMaxLayers + buffer;
 }
 
-// The layout for the model of `sizes` (layers + 1 widths); bytes > kOnChipSmemLimit where it does
-// not fit.
-inline OnChipLayout on_chip_layout(const int* sizes, int layers) {
-  OnChipLayout s{model_layout(sizes, layers), 0, 0, 0};  // the offsets that follow
+// The layout for the model of `sizes`; bytes > kOnChipSmemLimit where it does not fit.
+inline OnChipLayout on_chip_layout(const LayerSizes& sizes) {
+  OnChipLayout s{model_layout(sizes), 0, 0, 0};  // the offsets that follow
   s.batch_second = take(s, kOnChipRows * (kPixels + kPad) * 2);
   s.input_second = take(s, kOnChipRows * (s.in[1] + kPad) * 2);
   s.arrivals = take(s, kArrivals * 8);
@@ -43,7 +42,7 @@ inline OnChipLayout on_chip_layout(const int* sizes, int layers) {
 inline std::string on_chip_refusal(const LayerSizes& sizes, int batch) {
   const std::string refusal = model_refusal(sizes, batch);
   if (!refusal.empty()) return refusal;
-  if (on_chip_layout(sizes.data(), static_cast<int>(sizes.size()) - 1).bytes > kOnChipSmemLimit) {
+  if (on_chip_layout(sizes).bytes > kOnChipSmemLimit) {
     return "models whose weights, activations and two batches fit in " +
            std::to_string(kOnChipSmemLimit / 1024) + " KiB of shared memory a block";
   }

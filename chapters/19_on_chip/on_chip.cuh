@@ -1,8 +1,6 @@
-// The on-chip kernel: where a small model fits in the shared memory of one thread block cluster,
-// the cluster trains it with its weights, activations and gradients on chip from the launch's
-// first step to its last. A phase reads only its own shared memory and pushes its results into
-// the shared memory of the blocks that need them (cluster.cuh); a block waits only for the data
-// it reads next, as it lands, not at a cluster barrier. Ownership: 18_cluster_model/layout.cuh.
+// The on-chip kernel. A phase reads only its own block's shared memory and pushes its results into
+// the shared memory of the blocks that read them next (cluster.cuh); a block waits for the data it
+// reads next, as it lands, not at a cluster barrier. Who owns what: 18_cluster_model/layout.cuh.
 //
 //   forward, hidden layer l       Y[:, own] = ReLU(X W_own^T + b_own), X whole in every block;
 //                                 Y[:, own] sent into every block's X of layer l + 1
@@ -25,8 +23,6 @@
 
 #include "19_on_chip/cluster.cuh"
 #include "19_on_chip/layout.cuh"
-#include "cuda_check.cuh"
-#include "occupancy.cuh"
 
 namespace mnist::on_chip {
 
@@ -44,7 +40,7 @@ static_assert(kPixels % kMmaM == 0, "whole mma tiles of pixels");
 constexpr int kFirstLayerTilesMax = kPixelTiles * kOwnRowsMax / kMmaN;
 constexpr int kFirstLayerTilesPerWarp = (kFirstLayerTilesMax + kWarps - 1) / kWarps;
 struct FirstLayerMasters {
-  // W[c][p], W[c + 1][p] at v[i][h], (c, p) = place(i, h): what mma leaves in a thread (Fragment).
+  // W[c][p], W[c + 1][p] at v[i][h], (c, p) = place(i, h): what mma leaves in a thread (mma.cuh).
   float2 v[kFirstLayerTilesPerWarp][2];
 
   // The own row c (even, as own is) and pixel p of this thread's v[i][h] in the warp's tile i;
@@ -87,15 +83,15 @@ struct FirstLayerMasters {
     for (int i = 0; i < kFirstLayerTilesPerWarp; ++i) {
       const int tile = place(i, 0).tile;
       if (tile >= tiles) break;
-      const Fragment acc =
-          tile_product<false, false>(x, kPixels + kPad, dz, kDzStride, tile % kPixelTiles,
-                                     tile / kPixelTiles, 0, kOnChipRows / kMmaK, 1);
+      float acc[4] = {};
+      tile_product<false, false>(x, kPixels + kPad, dz, kDzStride, tile % kPixelTiles,
+                                 tile / kPixelTiles, 0, kOnChipRows / kMmaK, 1, acc);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const Place q = place(i, h);
         if (q.c >= own) continue;
-        const float2 updated = make_float2(v[i][h].x - learning_rate * acc.v[2 * h],
-                                           v[i][h].y - learning_rate * acc.v[2 * h + 1]);
+        const float2 updated = make_float2(v[i][h].x - learning_rate * acc[2 * h],
+                                           v[i][h].y - learning_rate * acc[2 * h + 1]);
         v[i][h] = updated;
         w16[q.c * (kPixels + kPad) + q.p] = __float2half_rn(updated.x);
         w16[(q.c + 1) * (kPixels + kPad) + q.p] = __float2half_rn(updated.y);
@@ -136,7 +132,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   __syncthreads();
   if (threadIdx.x == 0) {
     for (int i = 0; i < kArrivals; ++i) tma::mbarrier_init(shared_address(arrivals + i), 1);
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    clusters::fence_barrier_init();
   }
   move_parameters(m, s, smem, me, true);
   FirstLayerMasters masters;
@@ -190,16 +186,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int top = L - 1, hidden_in = s.in[top];
     __half* const x_top = input(top);
     float* const logits = floats(s.logits);
-    {
-      const float* bias = floats(s.bias[top]);
-      block_product<true, true>(x_top, hidden_in + kPad, halves(s.weight16[top]), hidden_in + kPad,
-                                kOnChipRows, kClassesPadded, hidden_in, sums,
-                                [&](int r, int c, float v0, float v1) {
-                                  if (c < kClasses) logits[r * kClasses + c] = v0 + bias[c];
-                                  if (c + 1 < kClasses)
-                                    logits[r * kClasses + c + 1] = v1 + bias[c + 1];
-                                });
-    }
+    output_logits(x_top, halves(s.weight16[top]), floats(s.bias[top]), hidden_in, logits, sums);
     // Warp 0 alone: 32 rows need no block-wide tree, and so no barrier but the one after.
     __half* const dz_top = halves(s.dz[top]);
     const LossSums loss = softmax_cross_entropy_warp(
@@ -222,14 +209,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                 __float2half_rn(__half2float(y[1]) > 0.0f ? v1 : 0.0f);
           });
       // The output layer's SGD: every block computes the same update of its copy.
-      float* const w32 = floats(s.weight32[top]);
-      __half* const w16 = halves(s.weight16[top]);
-      block_product<false, false>(dz_top, kDzStride, x_top, hidden_in + kPad, kClassesPadded,
-                                  hidden_in, kOnChipRows, sums,
-                                  [&](int r, int c, float v0, float v1) {
-                                    if (r < kClasses)
-                                      sgd_pair(w32, w16, hidden_in, r, c, v0, v1, learning_rate);
-                                  });
+      weight_sgd(dz_top, x_top, hidden_in, kClasses, floats(s.weight32[top]),
+                 halves(s.weight16[top]), sums, learning_rate);
       bias_sgd_shared(dz_top, floats(s.bias[top]), kClasses, rows, learning_rate);
     }
 
@@ -253,29 +234,12 @@ __global__ void __launch_bounds__(kThreads, 1)
               store_async(address_in(to, owner), make_float2(v0, v1), address_in(arrival, owner));
             }
           });
-      float* const w32 = floats(s.weight32[l]);
       const __half* const x = input(l);
-      block_product<false, false>(dz, kDzStride, x, in + kPad, kMmaM, in, kOnChipRows, sums,
-                                  [&](int r, int c, float v0, float v1) {
-                                    if (r < own)
-                                      sgd_pair(w32, w16, in, r, c, v0, v1, learning_rate);
-                                  });
+      weight_sgd(dz, x, in, own, floats(s.weight32[l]), w16, sums, learning_rate);
       bias_sgd_shared(dz, floats(s.bias[l]), own, rows, learning_rate);
       receive(arrivals, partial_arrival(l % 2), (kClusterBlocks - 1) * kOnChipRows * below_own * 4,
               phases);
-      // dZ of the layer below, own columns: the 16 partials in block order, masked by ReLU' of
-      // that layer's output, which is X of this one.
-      __half* const dz_below = halves(s.dz[l - 1]);
-      for (int i = threadIdx.x; i < kOnChipRows * below_own; i += kThreads) {
-        const int r = i / below_own, j = i % below_own;
-        float sum = 0.0f;
-        for (int from = 0; from < kClusterBlocks; ++from) {
-          sum += partial[from * slot + r * s.partial_cols + j];
-        }
-        const bool on = __half2float(x[r * (in + kPad) + me * below_own + j]) > 0.0f;
-        dz_below[r * kDzStride + j] = __float2half_rn(on ? sum : 0.0f);
-      }
-      __syncthreads();
+      add_partials(partial, s.partial_cols, x, in, me, below_own, halves(s.dz[l - 1]));
     }
 
     // The first layer's SGD: the batch as X, the masters from registers.
@@ -291,36 +255,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 #else
   __trap();  // built without sm_90a: see 08_wgmma/wgmma.cuh
 #endif
-}
-
-// Whether this GPU runs a cluster of kClusterBlocks blocks of this kernel with the most shared
-// memory it may take; asked once.
-inline bool on_chip_runs_here() {
-  static const bool runs = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(on_chip_training_kernel,
-                                    cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    CUDA_CHECK(cudaFuncSetAttribute(on_chip_training_kernel,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, kOnChipSmemLimit));
-    const ClusterLaunch launch(kClusterBlocks, kClusterBlocks, kThreads, kOnChipSmemLimit, nullptr);
-    int clusters = 0;
-    const cudaError_t status =
-        cudaOccupancyMaxActiveClusters(&clusters, on_chip_training_kernel, &launch.config);
-    if (status != cudaSuccess) {
-      (void)cudaGetLastError();  // a GPU without clusters answers with an error: not ours to keep
-      return false;
-    }
-    return clusters >= 1;
-  }();
-  return runs;
-}
-
-// One launch of the on-chip kernel: one cluster, for `steps` steps.
-inline void train_steps_on_chip(const Model& m, const LayerSizes& sizes, int steps,
-                                float learning_rate, cudaStream_t stream) {
-  const OnChipLayout layout = on_chip_layout(sizes.data(), m.layers);
-  const ClusterLaunch launch(kClusterBlocks, kClusterBlocks, kThreads, layout.bytes, stream);
-  CUDA_CHECK(
-      cudaLaunchKernelEx(&launch.config, on_chip_training_kernel, m, layout, steps, learning_rate));
 }
 
 }  // namespace mnist::on_chip
