@@ -68,6 +68,7 @@ __device__ __forceinline__ void receive(uint64_t* arrivals, int arrival, int byt
       "}\n" ::"r"(at),
       "r"(parity)
       : "memory");
+  stress_delay(at ^ parity);
   phases ^= 1u << arrival;
 }
 
