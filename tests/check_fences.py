@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Every global atomic add in a binary's machine code comes right after a GPU-scope fence.
+"""Every global atomic add in a binary's machine code comes right after a GPU-scope fence, and an
+acquire comes after each add whose count the thread reads.
 
     check_fences.py BINARY [--kernel NAME]...
 
@@ -13,9 +14,17 @@ both). The machine code shows it every time: __threadfence() compiles to MEMBAR.
 before the atomic, and the fence must be the last memory or synchronising instruction before each
 ATOMG...ADD, ATOM...ADD (generic address) or RED...ADD.
 
+The acquire side: the block that reads the count (chapter 13's last arrival, every block waiting
+at the grid barrier) must not read the others' data before an acquire, or it may read lines its
+L1 cached before they were written. After each add that returns the count into a register, a
+CCTL.IVALL (the acquire load of the barrier's wait loop, LD.E.STRONG.GPU + CCTL.IVALL:
+docs/results/alternatives/persistent_step/grid_sync_sass_barrier.txt) or a GPU-scope fence
+(chapter 13's second __threadfence()) must come before the next BAR.SYNC, ordinary global load or
+exit.
+
 --kernel NAME: a function whose name contains NAME must have at least one such atomic add, so the
 check cannot pass by finding none. Exit 77 (SKIP) without cuobjdump or without sm_90a machine
-code in the binary (a portable build carries PTX only); 1 with one line per atomic add unfenced.
+code in the binary (a portable build carries PTX only); 1 with one line per fault.
 """
 import argparse
 import os
@@ -90,6 +99,32 @@ def unfenced(body):
     return bad
 
 
+# The acquire side: what the arrival's count lets a thread read. An acquire load compiles to
+# LD...STRONG.GPU + CCTL.IVALL (L1 invalidated), a fence after the add to MEMBAR...GPU.
+ACQUIRE = re.compile(r"^(CCTL\.IVALL|MEMBAR\.[A-Z.]*GPU)\b")
+# What may not come before it: the barrier that hands the count on to the block, an ordinary load
+# of the data, the end.
+HANDS_ON = re.compile(r"^(BAR\.SYNC|LDG(?![A-Z0-9.]*STRONG)|LD\.(?![A-Z0-9.]*STRONG)|EXIT|RET)")
+RETURNING_ADD = re.compile(r"\b(ATOMG|ATOM)\.[A-Z0-9.]*\bADD\b[A-Z0-9.]* (?:U?P[T0-9]+, )?(R\d+)")
+
+
+def unacquired(body):
+    """Indices of the atomic adds whose count the thread reads (a register, not RZ) and after which
+    no acquire (CCTL.IVALL or a GPU-scope fence) comes before the next barrier, ordinary load or
+    exit."""
+    bad = []
+    for i, text in enumerate(body):
+        if not RETURNING_ADD.match(text):
+            continue
+        for later in body[i + 1:]:
+            if ACQUIRE.match(later):
+                break
+            if HANDS_ON.match(later):
+                bad.append(i)
+                break
+    return bad
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("binary")
@@ -106,6 +141,10 @@ def main():
                 seen[kernel] += adds
         for i in unfenced(body):
             print(f"FAIL {name}: instruction {i}, {body[i]}, has no MEMBAR ... GPU before it")
+            failures += 1
+        for i in unacquired(body):
+            print(f"FAIL {name}: instruction {i}, {body[i]}, has no acquire (CCTL.IVALL or "
+                  "MEMBAR ... GPU) after it before the next barrier, load or exit")
             failures += 1
         checked += adds
     for kernel, adds in seen.items():
