@@ -39,7 +39,7 @@ GPU_FENCE = re.compile(r"\bMEMBAR\.[A-Z.]*GPU\b")
 # else (arithmetic, and the fence's own ERRBAR, CGAERRBAR, CCTL.IVALL) is skipped looking back.
 MEMORY_OR_SYNC = re.compile(
     r"^(LD|ST|ATOM|RED|BAR|MEMBAR|FENCE|SYNCS|UTMA|UBLKCP|BRA|BSSY|BSYNC|WARPSYNC|CALL|RET|EXIT)")
-INSTRUCTION = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]\s+)?([A-Z][^;]*);")
+INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]\s+)?([A-Z][^;]*);")
 
 
 def find_cuobjdump():
@@ -68,8 +68,9 @@ def read_sass(binary):
     return dump.stdout, None
 
 
-def functions(sass):
-    """(name, [instruction text]) for every function of the dump."""
+def functions(sass, addresses=False):
+    """(name, [instruction text]) for every function of the dump; with addresses, (name,
+    [(address, instruction text)]). Shared with check_tma_stores.py and check_wgmma_waits.py."""
     name, body = None, []
     for line in sass.splitlines():
         header = re.match(r"\s*Function : (\S+)", line)
@@ -80,7 +81,8 @@ def functions(sass):
         elif name:
             match = INSTRUCTION.search(line)
             if match:
-                body.append(match.group(1).strip())
+                text = match.group(2).strip()
+                body.append((int(match.group(1), 16), text) if addresses else text)
     if name:
         yield name, body
 

@@ -25,30 +25,12 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_fences import read_sass  # noqa: E402
+from check_fences import functions, read_sass  # noqa: E402
 
-LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]\s+)?([A-Z][^;]*);")
 HAND_BACK = re.compile(r"^(SYNCS\.ARRIVE\.TRANS64(\.RED)?\.A1T0|BAR\.SYNC)\b")
 HGMMA = re.compile(r"^HGMMA\b")
 WAIT = re.compile(r"^WARPGROUP\.DEPBAR\.LE gsb0, 0x([0-9a-f]+)")
 BRANCH = re.compile(r"^BRA(?:\.[A-Z.]+)? 0x([0-9a-f]+)")
-
-
-def functions(sass):
-    """(name, [(address, instruction text)]) for every function of the dump."""
-    name, body = None, []
-    for line in sass.splitlines():
-        header = re.match(r"\s*Function : (\S+)", line)
-        if header:
-            if name:
-                yield name, body
-            name, body = header.group(1), []
-        elif name:
-            match = LINE.search(line)
-            if match:
-                body.append((int(match.group(1), 16), match.group(2).strip()))
-    if name:
-        yield name, body
 
 
 def fault(body, i):
@@ -77,7 +59,7 @@ def main():
     if sass is None:
         return status
     failures = checked = 0
-    for name, body in functions(sass):
+    for name, body in functions(sass, addresses=True):
         if not any(HGMMA.match(text) for _, text in body):
             continue
         for i, (address, text) in enumerate(body):

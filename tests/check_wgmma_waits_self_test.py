@@ -8,6 +8,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_fences  # noqa: E402
 import check_wgmma_waits  # noqa: E402
 
 
@@ -42,7 +43,7 @@ def faults(body):
 
 
 def main():
-    bodies = dict(check_wgmma_waits.functions(DUMP))
+    bodies = dict(check_fences.functions(DUMP, addresses=True))
     failures = []
 
     def check(condition, what):
