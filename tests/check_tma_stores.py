@@ -25,8 +25,8 @@ wait lies on a path the address-order walk does not follow (chapter 10's kernel:
 an EXIT after its stores): its exits are not checked.
 
 Each kernel named must name a function with at least one UTMASTG, so the check cannot pass by
-finding none. By default, the weight update as a --kernel and chapter 10's kernel as a
---loop-kernel, wherever the binary has them, and at least one TMA store among them. Exit 77
+finding none. By default, the weight update as a --kernel and the tile loops of chapters 10 and 11
+as --loop-kernels, wherever the binary has them, and at least one TMA store among them. Exit 77
 (SKIP) without cuobjdump or without sm_90a machine code; 1 with one line per fault.
 """
 import argparse
@@ -44,7 +44,7 @@ TMA_STORE = re.compile(r"^UTMASTG\b")
 BULK_WAIT = re.compile(r"^DEPBAR\.LE SB0\b")
 EXIT = re.compile(r"^EXIT\b")
 WEIGHT_UPDATE = "weight_update_kernel"  # chapter 14's: stores in no loop, every rule applies
-TILE_LOOP = "tile_scheduler_gemm_kernel"  # chapter 10's: stores in the tile loop
+TILE_LOOPS = ["tile_scheduler_gemm_kernel", "clusters_gemm_kernel"]  # 10's, 11's: stores in a loop
 
 
 def faults(body, final_wait=True):
@@ -82,7 +82,7 @@ def main():
     args = parser.parse_args()
     named = bool(args.kernel or args.loop_kernel)
     kernels = args.kernel if named else [WEIGHT_UPDATE]
-    loop_kernels = args.loop_kernel if named else [TILE_LOOP]
+    loop_kernels = args.loop_kernel if named else TILE_LOOPS
     sass, status = read_sass(args.binary)
     if sass is None:
         return status
