@@ -83,8 +83,7 @@ __device__ void block_product(const __half* a, int lda, const __half* b, int ldb
   __syncthreads();
 }
 
-// The output layer's logits, all of them, in every block: X W^T + b, rows of X and W in + kPad
-// halves apart.
+// The output layer's logits X W^T + b, all of them, in every block; rows in + kPad halves apart.
 __device__ inline void output_logits(const __half* x, const __half* w16, const float* bias, int in,
                                      float* logits, float* sums) {
   block_product<true, true>(x, in + kPad, w16, in + kPad, kOnChipRows, kClassesPadded, in, sums,
@@ -117,18 +116,15 @@ __device__ inline void bias_sgd_shared(const __half* dz, float* bias, int cols, 
   }
 }
 
-// dZ of the layer below, its own `below_own` columns: the partial products (kClusterBlocks slots of
-// kOnChipRows x cols floats) added in block order (the same bits in every run), masked by ReLU' of
-// X of this layer (rows in + kPad halves apart).
+// dZ of the layer below, own columns: the kClusterBlocks partial products (slots of kOnChipRows x
+// cols floats) added in block order, the same bits in every run, masked by ReLU' of X.
 __device__ inline void add_partials(const float* partial, int cols, const __half* x, int in, int me,
                                     int below_own, __half* dz_below) {
   const int slot = kOnChipRows * cols;
   for (int i = threadIdx.x; i < kOnChipRows * below_own; i += kThreads) {
     const int r = i / below_own, j = i % below_own;
     float sum = 0.0f;
-    for (int from = 0; from < kClusterBlocks; ++from) {
-      sum += partial[from * slot + r * cols + j];
-    }
+    for (int from = 0; from < kClusterBlocks; ++from) sum += partial[from * slot + r * cols + j];
     const bool on = __half2float(x[r * (in + kPad) + me * below_own + j]) > 0.0f;
     dz_below[r * kDzStride + j] = __float2half_rn(on ? sum : 0.0f);
   }

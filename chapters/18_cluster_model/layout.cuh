@@ -1,10 +1,6 @@
 // Where the cluster's kernels keep a model in a block's shared memory, which models fit, how the
-// model and the batch come in, and the launch of one cluster.
-//
-// Block b of the kClusterBlocks owns rows [b R, b R + R) of every hidden layer (R = out / 16):
-// their fp16 copy, fp32 masters and bias. Every block keeps all of the small output layer and
-// updates it alike. Shared rows are kPad halves longer than their data, so that the 8 rows an
-// ldmatrix reads start in 8 different 16-byte bank groups.
+// model and the batch come in, and the launch of one cluster. Block b owns rows [b R, b R + R) of
+// every hidden layer (R = out / 16); every block keeps all of the output layer.
 #pragma once
 
 #include <algorithm>
@@ -24,6 +20,10 @@ constexpr int kClassesPadded = 16;  // the output layer's rows, zeros past kClas
 constexpr int kDzStride = kClassesPadded + kPad;  // a dZ row: up to 16 columns, and the pad
 constexpr int kOnChipSmemLimit = 224 * 1024;      // the H100's 227 KiB a block, less 3 KiB
 
+__host__ __device__ inline int round_up(int x, int to) {
+  return (x + to - 1) / to * to;
+}
+
 // Where each buffer lies in a block's dynamic shared memory, in bytes: the kernel's parameter.
 struct ModelLayout {
   int layers;
@@ -40,41 +40,35 @@ struct ModelLayout {
   int partial[2];            // by layer parity: kClusterBlocks x kOnChipRows x partial_cols floats
   int sums;                  // kWarps x 128 floats: the warps' partial tiles of a product
   int bytes;
+
+  // The offset of n more bytes at the end, 16-byte aligned (ldmatrix, cp.async).
+  int take(int n) {
+    const int at = bytes;
+    bytes += round_up(n, 16);
+    return at;
+  }
 };
-
-__host__ __device__ inline int round_up(int x, int to) {
-  return (x + to - 1) / to * to;
-}
-
-// `bytes` more of shared memory at the end of s, 16-byte aligned (ldmatrix, cp.async): its offset.
-inline int take(ModelLayout& s, int bytes) {
-  const int at = s.bytes;
-  s.bytes += round_up(bytes, 16);
-  return at;
-}
 
 // The layout for the model of `sizes`; bytes > kOnChipSmemLimit where it does not fit.
 inline ModelLayout model_layout(const LayerSizes& sizes) {
   ModelLayout s{};
   s.layers = static_cast<int>(sizes.size()) - 1;
-  s.batch = take(s, kOnChipRows * (kPixels + kPad) * 2);
+  s.batch = s.take(kOnChipRows * (kPixels + kPad) * 2);
   for (int l = 0; l < s.layers; ++l) {
     s.in[l] = sizes[l], s.out[l] = sizes[l + 1];
     const bool hidden = l + 1 < s.layers;
     s.own_rows[l] = hidden ? s.out[l] / kClusterBlocks : kClasses;
     const int rows16 = !hidden ? kClassesPadded : l == 0 ? round_up(s.own_rows[l], 8) : 16;
-    s.weight16[l] = take(s, rows16 * (s.in[l] + kPad) * 2);
-    if (l > 0) s.weight32[l] = take(s, s.own_rows[l] * s.in[l] * 4);
-    s.bias[l] = take(s, kClassesPadded * 4);
-    if (l > 0) s.input[l] = take(s, kOnChipRows * (s.in[l] + kPad) * 2);
-    s.dz[l] = take(s, kOnChipRows * kDzStride * 2);
+    s.weight16[l] = s.take(rows16 * (s.in[l] + kPad) * 2);
+    if (l > 0) s.weight32[l] = s.take(s.own_rows[l] * s.in[l] * 4);
+    s.bias[l] = s.take(kClassesPadded * 4);
+    if (l > 0) s.input[l] = s.take(kOnChipRows * (s.in[l] + kPad) * 2);
+    s.dz[l] = s.take(kOnChipRows * kDzStride * 2);
     if (l + 2 < s.layers) s.partial_cols = std::max(s.partial_cols, s.own_rows[l]);
   }
-  s.logits = take(s, kOnChipRows * kClasses * 4);
-  for (int i = 0; i < 2; ++i) {
-    s.partial[i] = take(s, kClusterBlocks * kOnChipRows * s.partial_cols * 4);
-  }
-  s.sums = take(s, kWarps * kMmaM * kMmaN * 4);
+  s.logits = s.take(kOnChipRows * kClasses * 4);
+  for (int& p : s.partial) p = s.take(kClusterBlocks * kOnChipRows * s.partial_cols * 4);
+  s.sums = s.take(kWarps * kMmaM * kMmaN * 4);
   return s;
 }
 
@@ -106,11 +100,9 @@ bool launch_cluster(const StepBuffers& buffers, const Layout& layout, int steps,
     allow_shared_memory(kKernel, kOnChipSmemLimit);
     const ClusterLaunch launch(kClusterBlocks, kClusterBlocks, kThreads, kOnChipSmemLimit, nullptr);
     int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kKernel, &launch.config) == cudaSuccess) {
-      return clusters >= 1;
-    }
+    const cudaError_t asked = cudaOccupancyMaxActiveClusters(&clusters, kKernel, &launch.config);
     (void)cudaGetLastError();  // a GPU without clusters answers with an error: not ours to keep
-    return false;
+    return asked == cudaSuccess && clusters >= 1;
   }();
   if (!runs) return false;
   const ClusterLaunch launch(kClusterBlocks, kClusterBlocks, kThreads, layout.bytes, stream);
@@ -140,6 +132,9 @@ __device__ inline void load_batch_async(const Model& m, int step, __half* rows) 
 // (the output layer from block 0); the first layer's fp32 masters stay in global memory.
 __device__ inline void move_parameters(const Model& m, const ModelLayout& s, uint8_t* smem, int me,
                                        bool to_shared) {
+  const auto move = [&](auto& shared, auto& global) {  // in or out, as to_shared says
+    (to_shared ? shared : global) = to_shared ? global : shared;
+  };
   for (int l = 0; l < s.layers; ++l) {
     const LayerBuffers& y = m.layer[l].buffers;
     const bool hidden = l + 1 < s.layers;
@@ -148,14 +143,9 @@ __device__ inline void move_parameters(const Model& m, const ModelLayout& s, uin
     __half* w16 = reinterpret_cast<__half*>(smem + s.weight16[l]);
     float* w32 = reinterpret_cast<float*>(smem + s.weight32[l]);
     float* bias = reinterpret_cast<float*>(smem + s.bias[l]);
-    const auto move = [&](auto& shared, auto& global) {  // in or out, as to_shared says
-      (to_shared ? shared : global) = to_shared ? global : shared;
-    };
-    for (int i = threadIdx.x; i < rows * in; i += kThreads) {
-      const int r = i / in, c = i % in;
-      const size_t g = size_t(row0 + r) * in + c;
-      move(w16[r * (in + kPad) + c], y.weight_operand[g]);
-      if (l > 0) move(w32[i], y.weights[g]);
+    for (int i = threadIdx.x; i < rows * in; i += kThreads) {  // element i: row i / in
+      move(w16[i + i / in * kPad], y.weight_operand[size_t(row0) * in + i]);
+      if (l > 0) move(w32[i], y.weights[size_t(row0) * in + i]);
     }
     for (int r = threadIdx.x; r < rows; r += kThreads) move(bias[r], y.bias[row0 + r]);
   }

@@ -1,6 +1,5 @@
-// The cluster's training kernel. A phase reads only its own block's shared memory and stores its
-// results straight into the shared memory of the blocks that read them next; the cluster barrier
-// then says every block's stores have landed. Who owns what: layout.cuh.
+// The cluster's training kernel: a phase reads only its own block's shared memory and stores its
+// results into the blocks that read them next; a cluster barrier says they have landed.
 //
 //   forward, hidden layer l       Y[:, own] = ReLU(X W_own^T + b_own), X whole in every block;
 //                                 Y[:, own] stored into every block's X of layer l + 1
@@ -69,15 +68,12 @@ __global__ void __launch_bounds__(kThreads, 1)
             const __half2 v =
                 __floats2half2_rn(fmaxf(v0 + bias[c], 0.0f), fmaxf(v1 + bias[c + 1], 0.0f));
             __half2* const at = reinterpret_cast<__half2*>(y + r * next + me * own + c);
-            for (int block = 0; block < kClusterBlocks; ++block) {
-              *cluster.map_shared_rank(at, block) = v;
-            }
+            for (int b = 0; b < kClusterBlocks; ++b) *cluster.map_shared_rank(at, b) = v;
           });
       cluster.sync();  // every block's columns have landed in every block
     }
 
-    // The output layer, in every block alike: logits, loss and dZ (its rows kClasses apart in
-    // `sums`, free between products, then into dZ, zeros past the batch's last row).
+    // The output layer, in every block alike: logits, loss and dZ.
     const int top = L - 1, hidden_in = s.in[top];
     const __half* const x_top = halves(s.input[top]);
     output_logits(x_top, halves(s.weight16[top]), floats(s.bias[top]), hidden_in, floats(s.logits),

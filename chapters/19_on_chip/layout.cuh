@@ -31,9 +31,9 @@ __host__ __device__ inline int partial_arrival(int buffer) {
 // The layout for the model of `sizes`; bytes > kOnChipSmemLimit where it does not fit.
 inline OnChipLayout on_chip_layout(const LayerSizes& sizes) {
   OnChipLayout s{model_layout(sizes), 0, 0, 0};  // the offsets that follow
-  s.batch_second = take(s, kOnChipRows * (kPixels + kPad) * 2);
-  s.input_second = take(s, kOnChipRows * (s.in[1] + kPad) * 2);
-  s.arrivals = take(s, kArrivals * 8);
+  s.batch_second = s.take(kOnChipRows * (kPixels + kPad) * 2);
+  s.input_second = s.take(kOnChipRows * (s.in[1] + kPad) * 2);
+  s.arrivals = s.take(kArrivals * 8);
   return s;
 }
 
