@@ -1115,7 +1115,7 @@ def concept_14(k, figures):
     cv.lines(40, y + 140, [
         "thread 0: every TMA load at once (operands and masters), counted on the one mbarrier",
         f"the warpgroup: wgmma {rows} x {cols} over the K tiles, then m -= lr acc where TMA put",
-        "     the masters, and the fp16 copy into a box of its own: no register holds a master",
+        "     the masters, the fp16 copy into a box of its own: the bytes wait in shared memory",
         "a proxy fence and a barrier; thread 0: TMA-stores both, and waits until they are read",
         "     before the block ends: its shared memory must outlive the copy engine's reads"],
         step=24, size=10)
