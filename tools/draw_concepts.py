@@ -1102,7 +1102,7 @@ def concept_14(k, figures):
                                 copies * box)]:
         cv.box(x, y, size * scale, 60, color, 0.3, text=label, size=10)
         x += size * scale
-    stored = (190 + x) / 2 + operand * scale  # the middle of the masters and the copy
+    stored = 190 + (2 * operand + (masters + copies) * box / 2) * scale  # mid masters and copy
     cv.box(x, y, 22, 60, GRID, 0.2)
     cv.note(x + 11, y - 12, "mbarrier", ha="center")
     cv.box(40, y - 10, 110, 36, GRID, 0.1, text="dY, X", size=10)
