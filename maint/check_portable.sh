@@ -6,7 +6,8 @@
 #     their GEMM test (seed 7, small), and the newest of them its training test;
 #   - the chapters that need sm_90a refuse: their trainer and benchmark exit non-zero with one
 #     `error:` line on stderr that says sm_90a and names the GPU, printing nothing else, and their
-#     GEMM and training tests SKIP (exit 77) with one line that says sm_90a.
+#     GEMM and training tests SKIP (exit 77) with one line that says sm_90a;
+#   - tools/pick_chapter.sh, tools/train.sh's choice, names the newest chapter that runs.
 # Builds only the targets it runs. GPU needed for the checks; without one it stops after the build
 # (exit 77). About 5 minutes on a 16-core machine with an H100.
 #   maint/check_portable.sh BUILD_DIR OUT_DIR      OUT_DIR/check_portable.txt: everything printed;
@@ -181,6 +182,19 @@ for chapter in "${hopper[@]}"; do
   check_skips "$chapter training test SKIPs" "$logs/training_$chapter.txt" \
     "$build/tests/test_training_$chapter" "$data"
 done
+
+# tools/train.sh trains the chapter tools/pick_chapter.sh names: the newest portable one here, with
+# one line on stderr that names it and the newer chapter's refusal.
+step "tools/train.sh's chapter (tools/pick_chapter.sh)"
+picked=$(tools/pick_chapter.sh "$build" 2>"$logs/pick_chapter.txt")
+said=$(cat "$logs/pick_chapter.txt")
+if [ "$picked" = "$newest_portable" ] && [ "$(wc -l <"$logs/pick_chapter.txt")" -eq 1 ] &&
+  grep -q "^training $newest_portable, the newest chapter this GPU runs; ${hopper[-1]} refused: .*sm_90a" \
+    <<<"$said"; then
+  record PASS "tools/pick_chapter.sh" "$picked, \"$(cut -c 1-160 <<<"$said")\""
+else
+  record FAIL "tools/pick_chapter.sh" "picked '$picked', said \"$(head -c 300 <<<"$said")\""
+fi
 
 step "summary"
 echo "GPU: $gpu_name; build $build, -Dgpu_arch=compute_80"

@@ -7,6 +7,7 @@
 #   maint/device_run.sh OUT_DIR bench CHAPTER...     the GEMM benchmark of each chapter
 #   maint/device_run.sh OUT_DIR squares CHAPTER...   the square cases only, in 3 processes, and
 #                                                    their medians (bench/median_runs.py)
+#   maint/device_run.sh OUT_DIR cases CHAPTER...     every case, in 3 processes, and the medians
 #   maint/device_run.sh OUT_DIR train CHAPTER...     the default model (5 epochs) of each chapter
 #   maint/device_run.sh OUT_DIR train-graph CHAPTER...  the same, the step replayed as a CUDA graph
 #                                                    (--launch graph), CSVs in runs_graph/
@@ -83,7 +84,14 @@ while [ $# -gt 0 ]; do
     squares)
       for c in "${chapters[@]}"; do
         step "squares $c"
-        python3 bench/median_runs.py "$c" --out "$results/squares" --build-dir "$build"
+        python3 bench/median_runs.py "$c" --out "$results/squares" --build-dir "$build" \
+          --only square
+      done
+      ;;
+    cases)
+      for c in "${chapters[@]}"; do
+        step "every case $c"
+        python3 bench/median_runs.py "$c" --out "$results/cases" --build-dir "$build" --only ""
       done
       ;;
     mutate)
@@ -104,7 +112,7 @@ while [ $# -gt 0 ]; do
       done
       ;;
     *)
-      echo "error: unknown part '$part' (check, tests, sanitize, bench, squares, train, train-graph or mutate)"
+      echo "error: unknown part '$part' (check, tests, sanitize, bench, squares, cases, train, train-graph or mutate)"
       exit 1
       ;;
   esac

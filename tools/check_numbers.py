@@ -10,7 +10,7 @@ number worked out in the text may also be the ratio of two numbers printed in th
 datasheet, carries the marker <!-- derived --> on its line. Versions and settings (compute
 capability 8.0, CUDA 13.0, lr 0.05) are not measurements.
 One "error: FILE:LINE: ..." line per number not found; exit status 1 if there is any.
-  tools/check_numbers.py [--root DIR] [FILE...]      default: README.md and docs/*.md but 15, 18
+  tools/check_numbers.py [--root DIR] [FILE...]      default: README.md and docs/*.md
 """
 import argparse
 import gzip
@@ -21,11 +21,10 @@ import tarfile
 import urllib.parse
 
 def default_files(root):
-    """README.md and every doc but the lessons of chapters 16 and 19 (temporary: until they are
-    rewritten)."""
+    """README.md and every doc."""
     return ["README.md"] + sorted(
         os.path.join("docs", name) for name in os.listdir(os.path.join(root, "docs"))
-        if name.endswith(".md") and not name.startswith(("16_", "19_")))
+        if name.endswith(".md"))
 FENCE = re.compile(r"^\s*(```|~~~)")
 HEADING = re.compile(r"^#{1,6}\s")
 LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?\s*\)")

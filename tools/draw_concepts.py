@@ -49,7 +49,7 @@ CONSTANTS = """
 11_clusters: gemm.cuh kClusterBlocks kBlockTileM kBlockTileN kStages kConsumerWarps kTileK
 12_swap_ab: tiles.cuh kMaxBatch
 13_split_k_in_kernel: split_kernel.cuh kMostSplits
-14_weight_update: weight_update.cuh kUpdateTileRows kUpdateTileCols
+14_weight_update: weight_update.cuh kUpdateTileRows kUpdateTileCols kMaxUpdateKTiles
 15_small_tile: tile.cuh kTileM kTileN kTileK kStages kWarps gemm.cuh kMaxTiles kMaxK
 18_cluster_model: layout.cuh kClusterBlocks kOnChipRows kPad kClassesPadded kDzStride
     kOnChipSmemLimit
@@ -1075,6 +1075,69 @@ def concept_12(k, figures):
                             "any order of arrival, one order of the sum: the same bits every run",
                             "(an example: plan_split picks each product's splits)"], step=22)
     cv.save(figures, "concept_12_swap_ab_split_k.png")
+
+
+SM_SHARED_BYTES, BLOCK_RESERVED_BYTES = 228 * 1024, 1024  # the H100's: an SM's, each block's
+
+
+def concept_14(k, figures):
+    """One block of the weight update, its shared memory filled and emptied by TMA, and the blocks
+    that share an SM, each at another point of its life."""
+    rows, cols, most = pick(k, 14, "update_tile_rows update_tile_cols max_update_k_tiles")
+    tile_k, swizzle, atom = pick(k, 7, "tile_k swizzle_bytes swizzle_atom_bytes")
+    box, operand = rows * swizzle, rows * tile_k * 2  # a box: 8 swizzle atoms of 128-byte rows
+    masters, copies = cols // k["ch10_store_box_columns"], cols * 2 // swizzle
+    kib = lambda k_tiles: (atom + k_tiles * 2 * operand + (masters + copies) * box + 8) / 1024
+    per_sm = lambda k_tiles: int(SM_SHARED_BYTES // (kib(k_tiles) * 1024 + BLOCK_RESERVED_BYTES))
+    cv = Canvas(1400, 490, "Chapter 14: the weight gradient and its SGD through shared memory, "
+                "TMA loads and TMA stores")
+    batch = 32  # the example: one K tile, half of it zeros
+    cv.head(40, 80, f"One block, one warpgroup: a {rows} x {cols} tile of dW at batch {batch}",
+            f"shared memory, {kib(1):.0f} KiB at one K tile of {tile_k}")
+    x, y, scale = 190, 190, 460 / (kib(1) * 1024)
+    for label, color, size in [(f"dY^T tile\n{operand // 1024} KiB", A_COLOR, operand),
+                               (f"X tile\n{operand // 1024} KiB", B_COLOR, operand),
+                               (f"masters\n{masters} x {box // 1024} KiB", C_COLOR, masters * box),
+                               (f"fp16 copy\n{copies} x {box // 1024} KiB", EPILOGUE_COLOR,
+                                copies * box)]:
+        cv.box(x, y, size * scale, 60, color, 0.3, text=label, size=10)
+        x += size * scale
+    stored = 190 + (2 * operand + (masters + copies) * box / 2) * scale  # mid masters and copy
+    cv.box(x, y, 22, 60, GRID, 0.2)
+    cv.note(x + 11, y - 12, "mbarrier", ha="center")
+    cv.box(40, y - 10, 110, 36, GRID, 0.1, text="dY, X", size=10)
+    cv.box(40, y + 46, 110, 36, GRID, 0.1, text="W fp32, fp16", size=10)
+    cv.note(95, y + 100, "global memory", ha="center")
+    cv.arrow(152, y + 8, 188, y + 20, COPY_COLOR)
+    cv.arrow(152, y + 60, 188, y + 44, COPY_COLOR)
+    cv.arrow(stored, y + 62, 120, y + 84, EPILOGUE_COLOR, rad=-0.25)
+    cv.note(stored, y + 104, "TMA store", ha="center")
+    cv.lines(40, y + 140, [
+        "thread 0: every TMA load at once (operands and masters), counted on the one mbarrier",
+        f"the warpgroup: wgmma {rows} x {cols} over the K tiles, then m -= lr acc where TMA put",
+        "     the masters, the fp16 copy into a box of its own: the bytes wait in shared memory",
+        "a proxy fence and a barrier; thread 0: TMA-stores both, and waits until they are read",
+        "     before the block ends: its shared memory must outlive the copy engine's reads"],
+        step=24, size=10)
+    n, life = per_sm(1), [(COPY_COLOR, 5), (MMA_COLOR, 2), (EPILOGUE_COLOR, 4)]  # schematic
+    cv.head(760, 80, f"An SM: {n} blocks of {kib(1):.0f} KiB at once",
+            "each at another point of its life (schematic)")
+    span = sum(d for _, d in life)
+    tl = Timeline(cv, 860, 150, 470 / (2 * span), 40, [f"block slot {i}" for i in range(n)])
+    for i in range(n):
+        t = -i * span / n
+        while t < 2 * span:
+            for color, d in life:
+                if t + d > 0 and t < 2 * span:
+                    tl.bar(i, max(t, 0), min(t + d, 2 * span), color, 0.55)
+                t += d
+    cv.legend(760, 150 + n * 40 + 30, [(c, 0.55, name) for (c, _), name in zip(life, [
+        "TMA loads in flight", "wgmma, SGD", "TMA stores in flight"])], size=10, spacing=36)
+    cv.lines(760, 150 + n * 40 + 70, [
+        "some block's copies are always on their way: the bytes in flight per SM,",
+        f"not the registers, set the pace; at {most} K tiles (batch {most * tile_k}) a block takes",
+        f"{kib(most):.0f} KiB, {per_sm(most)} blocks an SM"], step=22, size=10)
+    cv.save(figures, "concept_14_weight_update.png")
 
 
 def tiles(rows, cols, tile_m, tile_n):

@@ -6,10 +6,10 @@
 #                             comparison_table.md (docs/results/comparison/), and the same
 #                             four in comparison_09_10/ (docs/results/comparison_09_10/)
 #   tools/draw_concepts.py    concept_01_naive.png ... concept_11_clusters.png (the chapters'
-#                             headers; chapter 11's once chapters/11_clusters exists, skipped
-#                             with a line saying so before), concept_12_swap_ab_split_k.png
-#                             (chapters 12 and 13), concept_15_small_tile.png (chapters 12, 14
-#                             and 15), concept_16_persistent_step.png
+#                             headers), concept_12_swap_ab_split_k.png (chapters 12 and 13),
+#                             concept_14_weight_update.png (chapters 07, 10 and 14),
+#                             concept_15_small_tile.png (chapters 12, 14 and 15),
+#                             concept_16_persistent_step.png
 #                             (chapter 16, docs/results/alternatives/persistent_step/ and comparison_09_10/),
 #                             concept_17_step_tile.png (chapter 17's tile.cuh),
 #                             concept_18_cluster_model.png and concept_19_on_chip.png

@@ -40,7 +40,7 @@ const char* const kSeed = "42";
 // Largest |program loss - reference loss| of a step: test_training's kStepLossTolerance (the two
 // are fp32 or better computations of the same rows, 1e-6 apart in a CPU emulation of the GPU); the
 // CSV's 6 significant digits add at most 5e-6 at these losses. Measured on the H100
-// (docs/results/mutants/baseline_program_*.txt): 1.0e-5 (chapter 01), 4.5e-6 (chapter 06); the
+// (docs/results/mutants/baselines.txt): 1.0e-5 (chapter 01), 4.5e-6 (chapter 06); the
 // control 0.145 away.
 constexpr double kStepLossTolerance = 1e-3;
 // Largest |program test loss - reference test loss|: the same arithmetic over 100 rows, which

@@ -399,7 +399,7 @@ void test_graph_matches_host(const Dataset& data) {
 // its rows for good, and the partial one runs in both epochs. Every step's loss and the parameters
 // after the last against the reference with the same rates; as a control, a reference that keeps
 // the first rate throughout must be told apart. Measured on the H100
-// (docs/results/mutants/baseline_training_01.txt): loss gap 2.9e-6, parameter gap 1.1e-4; the
+// (docs/results/mutants/baselines.txt): loss gap 2.9e-6, parameter gap 1.1e-4; the
 // control 1.2e-2 and 0.38-0.51 away. A graph replayed at the rate it was recorded at
 // (graph_cache_ignores_the_learning_rate in tools/mutants.txt) is 8.3e-3 away in loss.
 void test_graph_cache(const Dataset& data) {
@@ -481,7 +481,7 @@ void test_graph_cache(const Dataset& data) {
 // was wrong (its label then has a probability of at most 1/2): the mean by more than ln 2 / 2037 =
 // 3.4e-4, 34 times the tolerance. Where a row's two largest reference logits lie within kNearTie
 // of each other, a flipped rounding may turn its prediction: the counts may differ by as many such
-// rows. Measured on the H100 (docs/results/mutants/baseline_training_01.txt): 931 correct of 2037
+// rows. Measured on the H100 (docs/results/mutants/baselines.txt): 931 correct of 2037
 // in both, loss gap 1.4e-7.
 void test_evaluation(const Dataset& data) {
   constexpr int kEvalTrainImages = 2000, kEvalImages = 2 * kEvalChunk + 37, kEvalBatch = 32;
