@@ -100,9 +100,11 @@ bool launch_cluster(const StepBuffers& buffers, const Layout& layout, int steps,
     allow_shared_memory(kKernel, kOnChipSmemLimit);
     const ClusterLaunch launch(kClusterBlocks, kClusterBlocks, kThreads, kOnChipSmemLimit, nullptr);
     int clusters = 0;
-    const cudaError_t asked = cudaOccupancyMaxActiveClusters(&clusters, kKernel, &launch.config);
+    if (cudaOccupancyMaxActiveClusters(&clusters, kKernel, &launch.config) == cudaSuccess) {
+      return clusters >= 1;
+    }
     (void)cudaGetLastError();  // a GPU without clusters answers with an error: not ours to keep
-    return asked == cudaSuccess && clusters >= 1;
+    return false;
   }();
   if (!runs) return false;
   const ClusterLaunch launch(kClusterBlocks, kClusterBlocks, kThreads, layout.bytes, stream);
