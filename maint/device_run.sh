@@ -81,17 +81,12 @@ while [ $# -gt 0 ]; do
         "$build/bench/bench_gemm_$c" --csv "$results/gemm_$c.csv"
       done
       ;;
-    squares)
+    squares | cases)
+      only=square
+      [ "$part" = cases ] && only=  # every case starts with the empty prefix
       for c in "${chapters[@]}"; do
-        step "squares $c"
-        python3 bench/median_runs.py "$c" --out "$results/squares" --build-dir "$build" \
-          --only square
-      done
-      ;;
-    cases)
-      for c in "${chapters[@]}"; do
-        step "every case $c"
-        python3 bench/median_runs.py "$c" --out "$results/cases" --build-dir "$build" --only ""
+        step "$part $c"
+        python3 bench/median_runs.py "$c" --out "$results/$part" --build-dir "$build" --only "$only"
       done
       ;;
     mutate)

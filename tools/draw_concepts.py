@@ -1085,9 +1085,11 @@ def concept_14(k, figures):
     that share an SM, each at another point of its life."""
     rows, cols, most = pick(k, 14, "update_tile_rows update_tile_cols max_update_k_tiles")
     tile_k, swizzle, atom = pick(k, 7, "tile_k swizzle_bytes swizzle_atom_bytes")
-    box, operand = rows * swizzle, rows * tile_k * 2  # a box: 8 swizzle atoms of 128-byte rows
+    box = rows * swizzle  # a box: 8 swizzle atoms of 128-byte rows
+    dy_tile, x_tile = rows * tile_k * 2, cols * tile_k * 2  # a stage: dY^T's tile, then X's
     masters, copies = cols // k["ch10_store_box_columns"], cols * 2 // swizzle
-    kib = lambda k_tiles: (atom + k_tiles * 2 * operand + (masters + copies) * box + 8) / 1024
+    fixed = atom + (masters + copies) * box + 8  # the mbarrier: 8 bytes
+    kib = lambda k_tiles: (fixed + k_tiles * (dy_tile + x_tile)) / 1024
     per_sm = lambda k_tiles: int(SM_SHARED_BYTES // (kib(k_tiles) * 1024 + BLOCK_RESERVED_BYTES))
     cv = Canvas(1400, 490, "Chapter 14: the weight gradient and its SGD through shared memory, "
                 "TMA loads and TMA stores")
@@ -1095,14 +1097,14 @@ def concept_14(k, figures):
     cv.head(40, 80, f"One block, one warpgroup: a {rows} x {cols} tile of dW at batch {batch}",
             f"shared memory, {kib(1):.0f} KiB at one K tile of {tile_k}")
     x, y, scale = 190, 190, 460 / (kib(1) * 1024)
-    for label, color, size in [(f"dY^T tile\n{operand // 1024} KiB", A_COLOR, operand),
-                               (f"X tile\n{operand // 1024} KiB", B_COLOR, operand),
+    for label, color, size in [(f"dY^T tile\n{dy_tile // 1024} KiB", A_COLOR, dy_tile),
+                               (f"X tile\n{x_tile // 1024} KiB", B_COLOR, x_tile),
                                (f"masters\n{masters} x {box // 1024} KiB", C_COLOR, masters * box),
                                (f"fp16 copy\n{copies} x {box // 1024} KiB", EPILOGUE_COLOR,
                                 copies * box)]:
         cv.box(x, y, size * scale, 60, color, 0.3, text=label, size=10)
         x += size * scale
-    stored = 190 + (2 * operand + (masters + copies) * box / 2) * scale  # mid masters and copy
+    stored = 190 + (dy_tile + x_tile + (masters + copies) * box / 2) * scale  # mid masters, copy
     cv.box(x, y, 22, 60, GRID, 0.2)
     cv.note(x + 11, y - 12, "mbarrier", ha="center")
     cv.box(40, y - 10, 110, 36, GRID, 0.1, text="dY, X", size=10)
