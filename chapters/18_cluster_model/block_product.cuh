@@ -7,21 +7,6 @@
 
 namespace mnist::cluster_model {
 
-// Chapter 03's ldmatrix_x4 (mma.cuh) for two 8 x 8 matrices: lanes 0-15 give the row addresses.
-template <bool kTranspose>
-__device__ __forceinline__ void ldmatrix_x2(const __half* row_address, uint32_t (&r)[2]) {
-  const auto address = static_cast<uint32_t>(__cvta_generic_to_shared(row_address));
-  if (kTranspose) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
-                 : "=r"(r[0]), "=r"(r[1])
-                 : "r"(address));
-  } else {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
-                 : "=r"(r[0]), "=r"(r[1])
-                 : "r"(address));
-  }
-}
-
 // acc += a warp's 16 x 8 tile (mt, nt) of op(A) op(B) over the steps of 16 from k_first to k_steps,
 // k_stride apart. A is stored [m][k] (kAKMajor) or [k][m], rows lda halves apart; B [n][k]
 // (kBKMajor) or [k][n], ldb apart.
@@ -34,12 +19,13 @@ __device__ __forceinline__ void tile_product(const __half* a, int lda, const __h
   for (int step = k_first; step < k_steps; step += k_stride) {
     const int k = step * kMmaK;
     const int mi = m + matrix % 2 * 8, ka = k + matrix / 2 * 8;  // A: 4 matrices
-    const int kb = k + matrix % 2 * 8;  // B: 2 matrices, (k, n) and (k + 8, n)
-    uint32_t af[4], bf[2];
+    const int kb = k + matrix % 2 * 8;  // B: (k, n), (k + 8, n); lanes 16-31 repeat 0-15's rows
+    uint32_t af[4], bf[4];
     mma_sync::ldmatrix_x4<!kAKMajor>(
         kAKMajor ? a + (mi + row) * lda + ka : a + (ka + row) * lda + mi, af);
-    ldmatrix_x2<!kBKMajor>(kBKMajor ? b + (n + row) * ldb + kb : b + (kb + row) * ldb + n, bf);
-    mma_sync::mma_m16n8k16(acc, af, bf);
+    mma_sync::ldmatrix_x4<!kBKMajor>(kBKMajor ? b + (n + row) * ldb + kb : b + (kb + row) * ldb + n,
+                                     bf);
+    mma_sync::mma_m16n8k16(acc, af, {bf[0], bf[1]});
   }
 }
 
