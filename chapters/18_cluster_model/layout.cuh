@@ -30,11 +30,10 @@ struct ModelLayout {
   int in[kMaxLayers], out[kMaxLayers];
   int own_rows[kMaxLayers];  // R of each hidden layer, kClasses for the output layer
   int partial_cols;          // columns of a partial product's slot: the largest R of layers 0..L-3
-  int batch;                 // kOnChipRows x (kPixels + kPad) halves
   int weight16[kMaxLayers];  // fp16 rows: 16 (zeros past R; layer 0: R up to 8s), kClassesPadded
   int weight32[kMaxLayers];  // fp32 master rows of layer l >= 1
   int bias[kMaxLayers];      // own biases (kClassesPadded floats, zeros past R or kClasses)
-  int input[kMaxLayers];     // X of layer l >= 1, whole: kOnChipRows x (in + kPad) halves
+  int input[kMaxLayers];     // X of layer l, whole (l = 0: the batch): kOnChipRows x (in + kPad)
   int dz[kMaxLayers];        // dZ, own columns (output: all): kOnChipRows x kDzStride halves
   int logits;                // kOnChipRows x kClasses floats
   int partial[2];            // by layer parity: kClusterBlocks x kOnChipRows x partial_cols floats
@@ -53,7 +52,6 @@ struct ModelLayout {
 inline ModelLayout model_layout(const LayerSizes& sizes) {
   ModelLayout s{};
   s.layers = static_cast<int>(sizes.size()) - 1;
-  s.batch = s.take(kOnChipRows * (kPixels + kPad) * 2);
   for (int l = 0; l < s.layers; ++l) {
     s.in[l] = sizes[l], s.out[l] = sizes[l + 1];
     const bool hidden = l + 1 < s.layers;
@@ -62,7 +60,7 @@ inline ModelLayout model_layout(const LayerSizes& sizes) {
     s.weight16[l] = s.take(rows16 * (s.in[l] + kPad) * 2);
     if (l > 0) s.weight32[l] = s.take(s.own_rows[l] * s.in[l] * 4);
     s.bias[l] = s.take(kClassesPadded * 4);
-    if (l > 0) s.input[l] = s.take(kOnChipRows * (s.in[l] + kPad) * 2);
+    s.input[l] = s.take(kOnChipRows * (s.in[l] + kPad) * 2);
     s.dz[l] = s.take(kOnChipRows * kDzStride * 2);
     if (l + 2 < s.layers) s.partial_cols = std::max(s.partial_cols, s.own_rows[l]);
   }

@@ -38,7 +38,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   const auto halves = [&](int offset) { return reinterpret_cast<__half*>(smem + offset); };
   const auto floats = [&](int offset) { return reinterpret_cast<float*>(smem + offset); };
   float* const sums = floats(s.sums);
-  __half* const batch = halves(s.batch);
 
   // Zeros first: the products run over the pads, and a stale NaN times 0 stays NaN.
   for (int i = threadIdx.x; i < s.bytes / 16; i += kThreads) {
@@ -52,7 +51,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int step = first; step < first + steps; ++step) {
     const int rows = min(m.batch, m.train_count - step * m.batch);
     const int* const batch_order = m.order + size_t(step) * m.batch;
-    load_batch_async(m, step, batch);
+    load_batch_async(m, step, halves(s.input[0]));
     cp_async::cp_async_wait<0>();
     __syncthreads();
 
@@ -62,8 +61,8 @@ __global__ void __launch_bounds__(kThreads, 1)
       const float* bias = floats(s.bias[l]);
       __half* const y = halves(s.input[l + 1]);
       block_product<true, true>(
-          l == 0 ? batch : halves(s.input[l]), in + kPad, halves(s.weight16[l]), in + kPad,
-          kOnChipRows, round_up(own, kMmaN), in, sums, [&](int r, int c, float v0, float v1) {
+          halves(s.input[l]), in + kPad, halves(s.weight16[l]), in + kPad, kOnChipRows,
+          round_up(own, kMmaN), in, sums, [&](int r, int c, float v0, float v1) {
             if (c >= own) return;  // own is even, so is c: c + 1 < own too
             const __half2 v =
                 __floats2half2_rn(fmaxf(v0 + bias[c], 0.0f), fmaxf(v1 + bias[c + 1], 0.0f));
@@ -112,7 +111,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int l = top - 1; l >= 0; --l) {
       const int in = s.in[l], own = s.own_rows[l], below_own = l > 0 ? s.own_rows[l - 1] : 0;
       const __half* const dz = halves(s.dz[l]);
-      const __half* const x = l == 0 ? batch : halves(s.input[l]);
+      const __half* const x = halves(s.input[l]);
       __half* const w16 = halves(s.weight16[l]);
       float* const partial = floats(s.partial[l % 2]);
       const int slot = kOnChipRows * s.partial_cols;

@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int L = s.layers;
   const auto halves = [&](int offset) { return reinterpret_cast<__half*>(smem + offset); };
   const auto floats = [&](int offset) { return reinterpret_cast<float*>(smem + offset); };
-  const auto batch = [&](int step) { return halves(step % 2 == 0 ? s.batch : s.batch_second); };
+  const auto batch = [&](int step) { return halves(step % 2 == 0 ? s.input[0] : s.batch_second); };
   float* const sums = floats(s.sums);
   uint64_t* const arrivals = reinterpret_cast<uint64_t*>(smem + s.arrivals);
 
