@@ -204,9 +204,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             const int j = c - me * own;
             if (j < 0 || j >= own) return;
             const __half* y = x_top + r * (hidden_in + kPad) + c;
-            dz_below[r * kDzStride + j] = __float2half_rn(__half2float(y[0]) > 0.0f ? v0 : 0.0f);
-            dz_below[r * kDzStride + j + 1] =
-                __float2half_rn(__half2float(y[1]) > 0.0f ? v1 : 0.0f);
+            *reinterpret_cast<__half2*>(dz_below + r * kDzStride + j) = __floats2half2_rn(
+                __half2float(y[0]) > 0.0f ? v0 : 0.0f, __half2float(y[1]) > 0.0f ? v1 : 0.0f);
           });
       // The output layer's SGD: every block computes the same update of its copy.
       weight_sgd(dz_top, x_top, hidden_in, kClasses, floats(s.weight32[top]),
