@@ -1316,9 +1316,8 @@ def model_layout_bytes(c, sizes):
         parts["dZ, bias, logits"] += take(padded * 4) + take(rows * c["ch18_dz_stride"] * 2)
         if l + 2 < layers:
             partial_cols = max(partial_cols, own)
-    parts["dZ, bias, logits"] += take(rows * sizes[-1] * 4)
+    parts["dZ, bias, logits"] += take(rows * sizes[-1] * 4) + take(rows * sizes[-1] * 2)  # grad
     parts["partial products"] = 2 * take(blocks * rows * partial_cols * 4)
-    parts["K-split sums"] = take(8 * 16 * 8 * 4)
     return parts
 
 

@@ -7,19 +7,16 @@
 
 namespace mnist::cluster_model {
 
-// acc += a warp's 16 x 8 tile (mt, nt) of op(A) op(B) over the steps of 16 from k_first to k_steps,
-// k_stride apart. A is stored [m][k] (kAKMajor) or [k][m], rows lda halves apart; B [n][k]
-// (kBKMajor) or [k][n], ldb apart.
+// acc += a warp's 16 x 8 tile (mt, nt) of op(A) op(B), K = k (a multiple of 16). A is stored [m][k]
+// (kAKMajor) or [k][m], rows lda halves apart; B [n][k] (kBKMajor) or [k][n], ldb apart.
 template <bool kAKMajor, bool kBKMajor>
 __device__ __forceinline__ void tile_product(const __half* a, int lda, const __half* b, int ldb,
-                                             int mt, int nt, int k_first, int k_steps, int k_stride,
-                                             float (&acc)[4]) {
+                                             int mt, int nt, int k, float (&acc)[4]) {
   const int lane = threadIdx.x % 32, matrix = lane / 8, row = lane % 8;
   const int m = mt * kMmaM, n = nt * kMmaN;
-  for (int step = k_first; step < k_steps; step += k_stride) {
-    const int k = step * kMmaK;
-    const int mi = m + matrix % 2 * 8, ka = k + matrix / 2 * 8;  // A: 4 matrices
-    const int kb = k + matrix % 2 * 8;  // B: (k, n), (k + 8, n); lanes 16-31 repeat 0-15's rows
+  for (int k0 = 0; k0 < k; k0 += kMmaK) {
+    const int mi = m + matrix % 2 * 8, ka = k0 + matrix / 2 * 8;  // A: 4 matrices
+    const int kb = k0 + matrix % 2 * 8;  // B: (k0, n), (k0 + 8, n); lanes 16-31 repeat 0-15's rows
     uint32_t af[4], bf[4];
     mma_sync::ldmatrix_x4<!kAKMajor>(
         kAKMajor ? a + (mi + row) * lda + ka : a + (ka + row) * lda + mi, af);
@@ -29,50 +26,26 @@ __device__ __forceinline__ void tile_product(const __half* a, int lda, const __h
   }
 }
 
-// C = op(A) op(B), m x n x k (multiples of 16, 8, 16), by the block's warps: finish(row, col, v0,
-// v1) takes C[row][col, col + 1]. With fewer mma tiles than warps, the warps share each tile's K
-// and add their partial tiles in `sums` in warp order. Every thread calls it; it ends at a barrier.
+// C = op(A) op(B), m x n x k (multiples of 16, 8, 16), a 16 x 8 tile a warp, over all of K:
+// finish(row, col, v0, v1) takes C[row][col, col + 1]. Every thread calls it; it ends at a barrier.
 template <bool kAKMajor, bool kBKMajor, class Finish>
 __device__ void block_product(const __half* a, int lda, const __half* b, int ldb, int m, int n,
-                              int k, float* sums, Finish finish) {
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int tiles_n = n / kMmaN, tiles = m / kMmaM * tiles_n, k_steps = k / kMmaK;
-  const auto product = [&](int tile, int k_first, int k_stride, float(&acc)[4]) {
-    tile_product<kAKMajor, kBKMajor>(a, lda, b, ldb, tile / tiles_n, tile % tiles_n, k_first,
-                                     k_steps, k_stride, acc);
-  };
-  const auto finish_tile = [&](int tile, const float(&v)[4]) {
-    const int row = tile / tiles_n * kMmaM + lane / 4, col = tile % tiles_n * kMmaN + lane % 4 * 2;
-    finish(row, col, v[0], v[1]);
-    finish(row + 8, col, v[2], v[3]);
-  };
-  if (tiles >= kWarps) {  // a warp a tile at a time, all of K
-    for (int tile = warp; tile < tiles; tile += kWarps) {
-      float acc[4] = {};
-      product(tile, 0, 1, acc);
-      finish_tile(tile, acc);
-    }
-  } else {  // `slices` warps a tile, each every slices-th step of K
-    const int slices = kWarps / tiles;
+                              int k, Finish finish) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, tiles_n = n / kMmaN;
+  for (int tile = warp; tile < m / kMmaM * tiles_n; tile += kWarps) {
     float acc[4] = {};
-    if (warp < tiles * slices) product(warp % tiles, warp / tiles, slices, acc);
-    for (int e = 0; e < 4; ++e) sums[(warp * 4 + e) * 32 + lane] = acc[e];
-    __syncthreads();
-    if (warp < tiles) {
-      float sum[4] = {};
-      for (int slice = 0; slice < slices; ++slice) {
-        for (int e = 0; e < 4; ++e) sum[e] += sums[((warp + slice * tiles) * 4 + e) * 32 + lane];
-      }
-      finish_tile(warp, sum);
-    }
+    tile_product<kAKMajor, kBKMajor>(a, lda, b, ldb, tile / tiles_n, tile % tiles_n, k, acc);
+    const int row = tile / tiles_n * kMmaM + lane / 4, col = tile % tiles_n * kMmaN + lane % 4 * 2;
+    finish(row, col, acc[0], acc[1]);
+    finish(row + 8, col, acc[2], acc[3]);
   }
   __syncthreads();
 }
 
 // The output layer's logits X W^T + b, all of them, in every block; rows in + kPad halves apart.
 __device__ inline void output_logits(const __half* x, const __half* w16, const float* bias, int in,
-                                     float* logits, float* sums) {
-  block_product<true, true>(x, in + kPad, w16, in + kPad, kOnChipRows, kClassesPadded, in, sums,
+                                     float* logits) {
+  block_product<true, true>(x, in + kPad, w16, in + kPad, kOnChipRows, kClassesPadded, in,
                             [&](int r, int c, float v0, float v1) {
                               if (c < kClasses) logits[r * kClasses + c] = v0 + bias[c];
                               if (c + 1 < kClasses) logits[r * kClasses + c + 1] = v1 + bias[c + 1];
@@ -82,16 +55,15 @@ __device__ inline void output_logits(const __half* x, const __half* w16, const f
 // The SGD of a layer's first `own` rows, W -= learning_rate dZ^T X: the fp32 masters w32 (rows `in`
 // floats apart), then their fp16 copy w16 (rows in + kPad halves apart).
 __device__ inline void weight_sgd(const __half* dz, const __half* x, int in, int own, float* w32,
-                                  __half* w16, float* sums, float learning_rate) {
-  block_product<false, false>(dz, kDzStride, x, in + kPad, kMmaM, in, kOnChipRows, sums,
-                              [&](int r, int c, float v0, float v1) {
-                                if (r >= own) return;
-                                float* const w = w32 + r * in + c;
-                                w[0] -= learning_rate * v0;
-                                w[1] -= learning_rate * v1;
-                                *reinterpret_cast<__half2*>(w16 + r * (in + kPad) + c) =
-                                    __floats2half2_rn(w[0], w[1]);
-                              });
+                                  __half* w16, float learning_rate) {
+  block_product<false, false>(
+      dz, kDzStride, x, in + kPad, kMmaM, in, kOnChipRows, [&](int r, int c, float v0, float v1) {
+        if (r >= own) return;
+        float* const w = w32 + r * in + c;
+        w[0] -= learning_rate * v0;
+        w[1] -= learning_rate * v1;
+        *reinterpret_cast<__half2*>(w16 + r * (in + kPad) + c) = __floats2half2_rn(w[0], w[1]);
+      });
 }
 
 // The step-by-step trainer's bias update (mlp_device.cuh) over dZ in shared memory.

@@ -37,7 +37,7 @@ struct ModelLayout {
   int dz[kMaxLayers];        // dZ, own columns (output: all): kOnChipRows x kDzStride halves
   int logits;                // kOnChipRows x kClasses floats
   int partial[2];            // by layer parity: kClusterBlocks x kOnChipRows x partial_cols floats
-  int sums;                  // kWarps x 128 floats: the warps' partial tiles of a product
+  int grad;                  // kOnChipRows x kClasses halves: the softmax's dZ, rows unpadded
   int bytes;
 
   // The offset of n more bytes at the end, 16-byte aligned (ldmatrix, cp.async).
@@ -66,7 +66,7 @@ inline ModelLayout model_layout(const LayerSizes& sizes) {
   }
   s.logits = s.take(kOnChipRows * kClasses * 4);
   for (int& p : s.partial) p = s.take(kClusterBlocks * kOnChipRows * s.partial_cols * 4);
-  s.sums = s.take(kWarps * kMmaM * kMmaN * 4);
+  s.grad = s.take(kOnChipRows * kClasses * 2);
   return s;
 }
 

@@ -37,8 +37,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int L = s.layers;
   const auto halves = [&](int offset) { return reinterpret_cast<__half*>(smem + offset); };
   const auto floats = [&](int offset) { return reinterpret_cast<float*>(smem + offset); };
-  float* const sums = floats(s.sums);
-
   // Zeros first: the products run over the pads, and a stale NaN times 0 stays NaN.
   for (int i = threadIdx.x; i < s.bytes / 16; i += kThreads) {
     reinterpret_cast<uint4*>(smem)[i] = make_uint4(0, 0, 0, 0);
@@ -62,7 +60,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       __half* const y = halves(s.input[l + 1]);
       block_product<true, true>(
           halves(s.input[l]), in + kPad, halves(s.weight16[l]), in + kPad, kOnChipRows,
-          round_up(own, kMmaN), in, sums, [&](int r, int c, float v0, float v1) {
+          round_up(own, kMmaN), in, [&](int r, int c, float v0, float v1) {
             if (c >= own) return;  // own is even, so is c: c + 1 < own too
             const __half2 v =
                 __floats2half2_rn(fmaxf(v0 + bias[c], 0.0f), fmaxf(v1 + bias[c + 1], 0.0f));
@@ -75,9 +73,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     // The output layer, in every block alike: logits, loss and dZ.
     const int top = L - 1, hidden_in = s.in[top];
     const __half* const x_top = halves(s.input[top]);
-    output_logits(x_top, halves(s.weight16[top]), floats(s.bias[top]), hidden_in, floats(s.logits),
-                  sums);
-    __half* const grad = reinterpret_cast<__half*>(sums);
+    output_logits(x_top, halves(s.weight16[top]), floats(s.bias[top]), hidden_in, floats(s.logits));
+    __half* const grad = halves(s.grad);
     const LossSums loss = softmax_cross_entropy_block<kThreads>(
         floats(s.logits), [&](int r) { return int(m.train_labels[batch_order[r]]); }, rows, rows,
         grad);
@@ -94,7 +91,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       __half* const dz_below = halves(s.dz[below]);
       block_product<true, false>(
           dz_top, kDzStride, halves(s.weight16[top]), hidden_in + kPad, kOnChipRows, hidden_in,
-          kClassesPadded, sums, [&](int r, int c, float v0, float v1) {
+          kClassesPadded, [&](int r, int c, float v0, float v1) {
             const int j = c - me * own;
             if (j < 0 || j >= own) return;
             const __half* y = x_top + r * (hidden_in + kPad) + c;
@@ -102,7 +99,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                 __half2float(y[0]) > 0.0f ? v0 : 0.0f, __half2float(y[1]) > 0.0f ? v1 : 0.0f);
           });
       weight_sgd(dz_top, x_top, hidden_in, kClasses, floats(s.weight32[top]),
-                 halves(s.weight16[top]), sums, learning_rate);
+                 halves(s.weight16[top]), learning_rate);
       bias_sgd_shared(dz_top, floats(s.bias[top]), kClasses, rows, learning_rate);
     }
 
@@ -117,7 +114,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (l > 0) {
         // dZ_own W_own: this block's share of every column of dX, each column to its owner's slot.
         block_product<true, false>(dz, kDzStride, w16, in + kPad, kOnChipRows, in, kClassesPadded,
-                                   sums, [&](int r, int c, float v0, float v1) {
+                                   [&](int r, int c, float v0, float v1) {
                                      float2* const to = reinterpret_cast<float2*>(
                                          partial + me * slot + r * s.partial_cols + c % below_own);
                                      *cluster.map_shared_rank(to, c / below_own) =
@@ -126,7 +123,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       float* const w32 =
           l == 0 ? m.layer[0].buffers.weights + size_t(me) * own * in : floats(s.weight32[l]);
-      weight_sgd(dz, x, in, own, w32, w16, sums, learning_rate);
+      weight_sgd(dz, x, in, own, w32, w16, learning_rate);
       bias_sgd_shared(dz, floats(s.bias[l]), own, rows, learning_rate);
       if (l == 0) break;
       cluster.sync();  // every block's partial products have landed in their owners

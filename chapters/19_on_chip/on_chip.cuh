@@ -85,7 +85,7 @@ struct FirstLayerMasters {
       if (tile >= tiles) break;
       float acc[4] = {};
       tile_product<false, false>(x, kPixels + kPad, dz, kDzStride, tile % kPixelTiles,
-                                 tile / kPixelTiles, 0, kOnChipRows / kMmaK, 1, acc);
+                                 tile / kPixelTiles, kOnChipRows, acc);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const Place q = place(i, h);
@@ -122,7 +122,6 @@ __global__ void __launch_bounds__(kThreads, 1)
   const auto halves = [&](int offset) { return reinterpret_cast<__half*>(smem + offset); };
   const auto floats = [&](int offset) { return reinterpret_cast<float*>(smem + offset); };
   const auto batch = [&](int step) { return halves(step % 2 == 0 ? s.input[0] : s.batch_second); };
-  float* const sums = floats(s.sums);
   uint64_t* const arrivals = reinterpret_cast<uint64_t*>(smem + s.arrivals);
 
   // Zeros first: the products run over the pads, and a stale NaN times 0 stays NaN.
@@ -160,13 +159,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       const __half* x = l == 0 ? batch(step) : input(l);
       const float* bias = floats(s.bias[l]);
       __half* const mine = input(l + 1);
-      block_product<true, true>(
-          x, in + kPad, halves(s.weight16[l]), in + kPad, kOnChipRows, round_up(own, kMmaN), in,
-          sums, [&](int r, int c, float v0, float v1) {
-            if (c >= own) return;  // own is even, so is c: c + 1 < own too
-            *reinterpret_cast<__half2*>(mine + r * next + me * own + c) =
-                __floats2half2_rn(fmaxf(v0 + bias[c], 0.0f), fmaxf(v1 + bias[c + 1], 0.0f));
-          });
+      block_product<true, true>(x, in + kPad, halves(s.weight16[l]), in + kPad, kOnChipRows,
+                                round_up(own, kMmaN), in, [&](int r, int c, float v0, float v1) {
+                                  if (c >= own) return;  // own is even, so is c: c + 1 < own too
+                                  *reinterpret_cast<__half2*>(mine + r * next + me * own + c) =
+                                      __floats2half2_rn(fmaxf(v0 + bias[c], 0.0f),
+                                                        fmaxf(v1 + bias[c + 1], 0.0f));
+                                });
       // Own columns to the other blocks, 16 bytes at a time where a row's share allows it.
       const int arrival = input_arrival(l + 1, l == 0 ? parity : 0);
       if (own % 8 == 0) {
@@ -186,7 +185,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     const int top = L - 1, hidden_in = s.in[top];
     __half* const x_top = input(top);
     float* const logits = floats(s.logits);
-    output_logits(x_top, halves(s.weight16[top]), floats(s.bias[top]), hidden_in, logits, sums);
+    output_logits(x_top, halves(s.weight16[top]), floats(s.bias[top]), hidden_in, logits);
     // Warp 0 alone: 32 rows need no block-wide tree, and so no barrier but the one after.
     __half* const dz_top = halves(s.dz[top]);
     const LossSums loss = softmax_cross_entropy_warp(
@@ -200,7 +199,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       __half* const dz_below = halves(s.dz[below]);
       block_product<true, false>(
           dz_top, kDzStride, halves(s.weight16[top]), hidden_in + kPad, kOnChipRows, hidden_in,
-          kClassesPadded, sums, [&](int r, int c, float v0, float v1) {
+          kClassesPadded, [&](int r, int c, float v0, float v1) {
             const int j = c - me * own;
             if (j < 0 || j >= own) return;
             const __half* y = x_top + r * (hidden_in + kPad) + c;
@@ -209,7 +208,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           });
       // The output layer's SGD: every block computes the same update of its copy.
       weight_sgd(dz_top, x_top, hidden_in, kClasses, floats(s.weight32[top]),
-                 halves(s.weight16[top]), sums, learning_rate);
+                 halves(s.weight16[top]), learning_rate);
       bias_sgd_shared(dz_top, floats(s.bias[top]), kClasses, rows, learning_rate);
     }
 
@@ -223,7 +222,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       const int slot = kOnChipRows * s.partial_cols;
       // dZ_own W_own: this block's share of every column of dX, each column to its owner's slot.
       block_product<true, false>(
-          dz, kDzStride, w16, in + kPad, kOnChipRows, in, kClassesPadded, sums,
+          dz, kDzStride, w16, in + kPad, kOnChipRows, in, kClassesPadded,
           [&](int r, int c, float v0, float v1) {
             const int owner = c / below_own, j = c % below_own;
             float2* to = reinterpret_cast<float2*>(partial + me * slot + r * s.partial_cols + j);
@@ -234,7 +233,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
           });
       const __half* const x = input(l);
-      weight_sgd(dz, x, in, own, floats(s.weight32[l]), w16, sums, learning_rate);
+      weight_sgd(dz, x, in, own, floats(s.weight32[l]), w16, learning_rate);
       bias_sgd_shared(dz, floats(s.bias[l]), own, rows, learning_rate);
       receive(arrivals, partial_arrival(l % 2), (kClusterBlocks - 1) * kOnChipRows * below_own * 4,
               phases);
