@@ -17,7 +17,7 @@ namespace {
 // initialised once per process (nvml()): a benchmark reads the clock after every burst.
 struct Nvml {
   using Init = int (*)();
-  using Handle = int (*)(unsigned, void**);
+  using Handle = int (*)(const char*, void**);
   using Clock = int (*)(void*, int, unsigned*);
   using Version = int (*)(char*, unsigned);
   static constexpr int kClockSm = 1;  // NVML_CLOCK_SM
@@ -31,17 +31,22 @@ struct Nvml {
     void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return;
     auto init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
-    handle_of = reinterpret_cast<Handle>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+    handle_of = reinterpret_cast<Handle>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
     clock = reinterpret_cast<Clock>(dlsym(lib, "nvmlDeviceGetClockInfo"));
     max_clock = reinterpret_cast<Clock>(dlsym(lib, "nvmlDeviceGetMaxClockInfo"));
     version = reinterpret_cast<Version>(dlsym(lib, "nvmlSystemGetDriverVersion"));
     ready = init && handle_of && init() == 0;
   }
 
-  // The device's NVML handle, or null.
+  // The CUDA device's NVML handle, or null. Found by PCI bus id: NVML numbers every GPU of the
+  // machine, CUDA only those CUDA_VISIBLE_DEVICES lets it see, in its own order.
   void* handle(int device) const {
+    char bus_id[32] = {};
     void* h = nullptr;
-    return ready && handle_of(device, &h) == 0 ? h : nullptr;
+    return ready && cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device) == cudaSuccess &&
+                   handle_of(bus_id, &h) == 0
+               ? h
+               : nullptr;
   }
 
   // A clock in MHz through `read` (clock or max_clock), -1 where NVML gives none.

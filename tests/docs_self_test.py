@@ -126,6 +126,8 @@ def main():
         breaks = [
             ("excerpt differs", "code.txt", "line 3\n", "line three\n",
              "docs/a.md:6: excerpt differs from code.txt:3"),
+            ("lone carriage return", "code.txt", "line 2\n", "line 2\rline 2b\n",
+             "docs/a.md:5: excerpt differs from code.txt:2"),  # GitHub's numbering: "\n" alone
             ("excerpt past the end", "docs/a.md", "code.txt:2-4", "code.txt:9-12",
              "docs/a.md:3: excerpt of code.txt:9-12: the file has 10 lines"),
             ("missing link target", "README.md", "docs/a.md", "docs/b.md",

@@ -47,6 +47,16 @@ def slug(heading):
     return text.replace(" ", "-")
 
 
+
+def source_lines(path):
+    """The lines of a file as GitHub numbers them: ended by "\n" alone (a lone "\r", as a progress
+    bar writes, ends no line), "\r\n" taken as "\n"."""
+    with open(path, errors="replace", newline="") as f:
+        lines = [line.removesuffix("\r") for line in f.read().split("\n")]
+    if lines[-1] == "":  # the newline that ends the last line
+        lines.pop()
+    return lines
+
 class Doc:
     """A markdown file: its lines, which of them are inside fenced code, its anchors."""
 
@@ -120,8 +130,7 @@ class Checker:
             if not os.path.isfile(full):
                 self.error(doc.path, number, f"excerpt of {source}: no such file")
                 continue
-            with open(full, errors="replace") as f:
-                wanted = f.read().splitlines()
+            wanted = source_lines(full)
             if not 1 <= first <= last <= len(wanted):
                 self.error(doc.path, number, f"excerpt of {source}:{first}-{last}: the file has "
                            f"{len(wanted)} lines")
@@ -186,8 +195,7 @@ class Checker:
             if os.path.isdir(full):
                 self.error(doc.path, number, f"link to {target}: a line anchor on a folder")
                 return
-            with open(full, errors="replace") as f:
-                count = len(f.read().splitlines())
+            count = len(source_lines(full))
             first, last = int(lines.group(1)), int(lines.group(2) or lines.group(1))
             if not 1 <= first <= last <= count:
                 self.error(doc.path, number, f"link to {target}: {relative} has {count} lines")

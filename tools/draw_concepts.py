@@ -57,7 +57,7 @@ CONSTANTS = """
 # The epilogue kinds and their one-line descriptions: the enum's comments.
 EPILOGUE_HEADER = "common/gemm_interface.cuh"
 # SMs of the GPU the results were measured on, as the bench logged it ("..., 132 SMs, ...").
-SM_LOG = "docs/results/gemm/logs/bench_01_08.txt"
+SM_LOG = "docs/results/training/run_log_2026-11-23.txt"
 # Chapter 12's batch tiles, chapter 17's block tiles (StepTile<tiles M, tiles N, K tile, chains>).
 CH12_DISPATCH = "chapters/12_swap_ab/tiles.cuh"
 CH17_TILE_HEADER = "chapters/17_step_tile/tile.cuh"

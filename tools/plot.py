@@ -5,15 +5,16 @@
 
 Reads only CSVs: training/*steps.csv.gz and training/<chapter>_epochs.csv written by the trainers
 (--out-dir; the steps gzipped, one file a chapter or several chapters' in one, told apart by their
-chapter column), gemm/gemm_<chapter>.csv written by bench_gemm_<chapter>
-(--csv), and alternatives/06_fused_step/epilogue_versions.csv (ms per step of
+chapter column), gemm/cases/<chapter>/median.csv written by bench/median_runs.py (each
+chapter's GEMM against cuBLAS, the median of three processes), and
+alternatives/06_fused_step/epilogue_versions.csv (ms per step of
 each version of chapter 06's epilogue, taken from the run logs it names). Writes:
   loss_curves.png        the reference chapter's loss over the whole run, and every other
                          chapter's difference from it (chapters equal at every step drawn once;
                          a chapter of the repository without a CSV named)
-  gemm_tflops.png        TFLOP/s of each chapter and cuBLAS (median of the processes, their
-                         range as a line) at the headline shapes; a shape a chapter has no row
-                         for is marked "not timed"
+  gemm_tflops.png        TFLOP/s of each chapter and of cuBLAS (cuBLAS timed beside every
+                         chapter: the median over the chapters, their range as a line) at the
+                         headline shapes; a shape a chapter has no row for is marked "not timed"
   epilogue_versions.png  chapter 06's epilogue, version by version
 """
 import glob
@@ -61,13 +62,11 @@ def loss_curves(results, figures):
 
 
 def gemm_throughput(results, figures):
-    gemm = read_all(os.path.join(results, "gemm", "gemm_*.csv"))
+    gemm = read_all(os.path.join(results, "gemm", "cases", "*", "median.csv"))
     if gemm is None:
         return
-    # CUDA-graph replay times where the bench recorded them: the GPU's time without launch gaps.
-    graph = "chapter_graph_tflops" in gemm.columns
-    ours_column = "chapter_graph_tflops" if graph else "chapter_tflops"
-    cublas_column = "cublas_graph_tflops" if graph else "cublas_tflops"
+    # CUDA-graph replay times: the GPU's time without launch gaps.
+    ours_column, cublas_column = "chapter_graph_tflops", "cublas_graph_tflops"
     gemm = gemm[gemm["case"].isin(HEADLINE_CASES)]
     cases = [c for c in HEADLINE_CASES if c in set(gemm["case"])]
     chapters = implementation_order(gemm["chapter"].unique())
@@ -80,7 +79,7 @@ def gemm_throughput(results, figures):
         rows = gemm[gemm["case"] == case]
         for j, kernel in enumerate(kernels):
             y = i + (j - (len(kernels) - 1) / 2) * bar
-            if kernel == "cuBLAS":  # one per process: the median, and the range as a line
+            if kernel == "cuBLAS":  # one per chapter: the median, and the range as a line
                 values = rows[cublas_column]
                 ax.barh(y, values.median(), height=bar, color=colors["cublas"],
                         label="cuBLAS" if i == 0 else None)
@@ -103,17 +102,17 @@ def gemm_throughput(results, figures):
     ax.invert_yaxis()
     ax.set_xscale("log")
     ax.set_xlim(right=max(gemm[ours_column].max(), gemm[cublas_column].max()) * 3)
-    ax.set_xlabel("TFLOP/s (log scale)" + (", CUDA-graph replay" if graph else "") +
-                  "; grey line: cuBLAS's range over the processes, bar: its median")
+    ax.set_xlabel("TFLOP/s (log scale), CUDA-graph replay, median of 3 processes\n"
+                  "cuBLAS: bar the median over the chapters' runs, grey line their range")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     ax.grid(axis="y", visible=False)
-    dates = ", ".join(sorted(gemm["date"].unique()))  # chapters may come from different runs
+    dates = ", ".join(sorted(gemm["date"].unique()))  # chapters may come from different days
     ax.set_title(f"GEMM, fp16 in, fp32 accumulate\n{gemm['gpu'].iloc[0]}, {dates}")
     absent = absent_chapters(chapters)
     if absent:
-        fig.text(0.01, 0.005, f"No gemm CSV: {', '.join(absent)}.", fontsize=10,
+        fig.text(0.01, 0.005, f"No GEMM CSV: {', '.join(absent)}.", fontsize=10,
                  color="#444444")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.012 if absent else 0, 1, 1))  # the note below the axis label
     save(fig, figures, "gemm_tflops.png")
 
 

@@ -3,13 +3,13 @@
 
 A table lives between two markers:
 
-    <!-- table: {"file": "docs/results/gemm/gemm_03_mma_sync.csv", "columns": ["case", ...]} -->
+    <!-- table: {"file": "docs/results/gemm/cases/03_mma_sync/median.csv", "columns": ["case", ...]} -->
     (anything: rewritten by --write)
     <!-- end table -->
 
 The spec is one line of JSON:
   "file"     the CSV, relative to the repository root; a glob pattern (e.g.
-             "docs/results/gemm/six_processes/squares_07_wgmma_*.csv"; "**" also matches subfolders) takes
+             "docs/results/gemm/cases/*/median.csv"; "**" also matches subfolders) takes
              every match, in sorted order, as one CSV, a column missing from one of them shown
              as "-"
   "columns"  the CSV columns to show, in order
