@@ -81,19 +81,24 @@ __device__ void multiply_step_tile(const StepProduct& x, int tile, uint8_t* smem
     return row0 + i * kTileM + mma_m * kMmaM + lane / 4 + h * 8;
   };
   const auto col_of = [&](int j) { return col0 + j * kTileN + mma_n * kMmaN + lane % 4 * 2; };
-  float2 input[kTilesM][kTilesN][2];
+  // f(i, j, h, row, col) for each of the thread's places inside C.
+  const auto each_place = [&](auto f) {
 #pragma unroll
-  for (int i = 0; i < kTilesM; ++i) {
+    for (int i = 0; i < kTilesM; ++i) {
 #pragma unroll
-    for (int j = 0; j < kTilesN; ++j) {
+      for (int j = 0; j < kTilesN; ++j) {
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = row_of(i, h), col = col_of(j);
-        input[i][j][h] = row < p.m && col < p.n ? epilogue_input_pair<kKind>(p, row, col, paired)
-                                                : float2{0.0f, 0.0f};
+        for (int h = 0; h < 2; ++h) {
+          const int row = row_of(i, h), col = col_of(j);
+          if (row < p.m && col < p.n) f(i, j, h, row, col);
+        }
       }
     }
-  }
+  };
+  float2 input[kTilesM][kTilesN][2] = {};
+  each_place([&](int i, int j, int h, int row, int col) {
+    input[i][j][h] = epilogue_input_pair<kKind>(p, row, col, paired);
+  });
 
   // chain c: the steps of 16 at k = 16 c, 16 (c + kChains), ...
   float acc[kTilesM][kTilesN][kChains][4] = {};
@@ -136,23 +141,12 @@ __device__ void multiply_step_tile(const StepProduct& x, int tile, uint8_t* smem
   }
 
   // Thread (warp, lane) finishes its lane's 4 elements of the warp's mma tile in each tile (i, j).
+  each_place([&](int i, int j, int h, int row, int col) {
+    float2 v = {0.0f, 0.0f};
 #pragma unroll
-  for (int i = 0; i < kTilesM; ++i) {
-#pragma unroll
-    for (int j = 0; j < kTilesN; ++j) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int row = row_of(i, h), col = col_of(j);
-        if (row < p.m && col < p.n) {
-          const float(&chains)[kChains][4] = acc[i][j];
-          float2 v = {0.0f, 0.0f};
-#pragma unroll
-          for (int c = 0; c < kChains; ++c) v.x += chains[c][2 * h], v.y += chains[c][2 * h + 1];
-          finish_pair<kKind>(p, row, col, v, input[i][j][h], paired);
-        }
-      }
-    }
-  }
+    for (int c = 0; c < kChains; ++c) v.x += acc[i][j][c][2 * h], v.y += acc[i][j][c][2 * h + 1];
+    finish_pair<kKind>(p, row, col, v, input[i][j][h], paired);
+  });
   // The ring is free for the next tile, and the block sees its results (the loss reads the logits).
   __syncthreads();
 }
