@@ -64,7 +64,10 @@ CH17_TILE_HEADER = "chapters/17_step_tile/tile.cuh"
 # The measurements concept_16 draws to scale: the files and the rows it reads.
 CH16_PHASES = "docs/results/alternatives/persistent_step/grid_sync_phases_side_by_side.csv"
 CH16_SYNC = "docs/results/alternatives/persistent_step/grid_sync_costs.csv"
-CH14_STEPS = "docs/results/comparison_09_10/steps_last_epoch.csv"
+# Chapter 14's step time comes from the comparison run, its kernels a step from a trainer run that
+# prints them (the comparison keeps the trainers' own CSVs at hidden 8192 only).
+CH14_STEPS = "docs/results/comparison_14_19/comparison.csv"
+CH14_KERNELS = "docs/results/training/small_tile/epochs.csv"
 CH16_BATCH, CH16_BLOCKS = 32, 116
 # The model whose step concept_16 draws and whose layout concept_18 draws, input to output.
 MODEL = [784, 128, 128, 128, 10]
@@ -1184,9 +1187,14 @@ def concept_16(k, figures):
     """One step of chapter 14's CUDA graph against one of chapter 16's persistent kernel, to
     scale from the measurements (784-128-128-128-10 at batch 32, 2 L + 1 phases)."""
     tile = pick(k, 15, "tile_m tile_n")
-    ch14 = read_rows(CH14_STEPS, chapter="09_swap_ab_split_k", layers="-".join(map(str, MODEL)),
-                     batch=CH16_BATCH)[0]
-    ch14_us, kernels = 1000 * float(ch14["ms_per_step"]), int(ch14["kernels_per_step"])
+    ch14 = read_rows(CH14_STEPS, implementation="14_weight_update", batch=CH16_BATCH,
+                     hidden=MODEL[1])[0]
+    kernel_counts = {int(r["kernels_per_step"]) for r in read_rows(
+        CH14_KERNELS, chapter="14_weight_update", layers="-".join(map(str, MODEL)),
+        batch=CH16_BATCH)}
+    if len(kernel_counts) != 1:
+        error(f"concept_16: chapter 14's kernels a step differ between runs in {CH14_KERNELS}")
+    ch14_us, kernels = 1000 * float(ch14["ms_per_step"]), kernel_counts.pop()
     node_us = float(read_rows(CH16_SYNC, what="graph")[0]["us_each"])
     barrier_us = float(read_rows(CH16_SYNC, what="barrier", scheme="release_acquire",
                                  blocks=CH16_BLOCKS)[0]["us_each"])
@@ -1243,8 +1251,9 @@ def concept_16(k, figures):
         OKABE_ITO["grey"], 0.35, "between kernels"), (COPY_COLOR, 0.5, "grid barrier"),
         ("white", "...... a block with no tile, waiting")], spacing=30)
     cv.lines(x0, ya + 90, [
-        "Measured: the step times, the phases' lengths, the barrier and the graph node (two runs a "
-        "day apart; the docs' tables hold the comparisons).", "Not measured: how a phase's or a "
+        "Measured: the step times, the phases' lengths, the barrier and the graph node (runs of "
+        f"{' and '.join(sorted({ch14['date'], phase_rows[0]['date']}))}; the docs' tables hold the "
+        "comparisons).", "Not measured: how a phase's or a "
         "kernel's time divides among its blocks; each busy block is drawn for the whole phase less "
         "the barrier."], step=22)
     cv.save(figures, "concept_16_persistent_step.png")

@@ -4,13 +4,14 @@
 #                             (docs/results/)
 #   tools/plot_comparison.py  comparison_time.png, comparison_speedup.png, comparison_loss.png,
 #                             comparison_table.md (docs/results/comparison/), and the same
-#                             four in comparison_09_10/ (docs/results/comparison_09_10/)
+#                             four in comparison_14_19/ (docs/results/comparison_14_19/)
 #   tools/draw_concepts.py    concept_01_naive.png ... concept_11_clusters.png (the chapters'
 #                             headers), concept_12_swap_ab_split_k.png (chapters 12 and 13),
 #                             concept_14_weight_update.png (chapters 07, 10 and 14),
 #                             concept_15_small_tile.png (chapters 12, 14 and 15),
 #                             concept_16_persistent_step.png
-#                             (chapter 16, docs/results/alternatives/persistent_step/ and comparison_09_10/),
+#                             (chapter 16, docs/results/alternatives/persistent_step/,
+#                             comparison_14_19/ and training/small_tile/),
 #                             concept_17_step_tile.png (chapter 17's tile.cuh),
 #                             concept_18_cluster_model.png and concept_19_on_chip.png
 # Usage: tools/figures.sh [FIGURES_DIR]    (default: docs/figures)
@@ -36,6 +37,6 @@ fi
 
 "$python" tools/plot.py docs/results "$figures"
 "$python" tools/plot_comparison.py --results docs/results/comparison --figures "$figures"
-"$python" tools/plot_comparison.py --results docs/results/comparison_09_10 \
-  --figures "$figures/comparison_09_10"
+"$python" tools/plot_comparison.py --results docs/results/comparison_14_19 \
+  --figures "$figures/comparison_14_19"
 "$python" tools/draw_concepts.py "$figures"

@@ -34,6 +34,7 @@ import seaborn as sns  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator  # noqa: E402
 
 SMOOTHING_STEPS = 100  # at most; a tenth of a shorter curve
+NOTE_WIDTH = 110  # characters a line of a note under a figure, at most
 CHAPTER_NAME = re.compile(r"^(\d+)_")
 CHAPTERS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "chapters")
 # Colours: the chapters along a colour-blind-safe sequential scale in ladder order, cuBLAS black,
@@ -129,8 +130,9 @@ def note_absent_chapters(figure, names):
     """A line under the figure naming the repository's chapters that its CSVs do not have."""
     absent = absent_chapters(names)
     if absent:
-        figure.text(0.01, -0.03, f"Not in these CSVs: {', '.join(absent)}.", fontsize=11,
-                    ha="left", va="top", color="#444444")
+        # Wrapped, so that a long list does not widen the figure.
+        note = "\n".join(textwrap.wrap(f"Not in these CSVs: {', '.join(absent)}.", NOTE_WIDTH))
+        figure.text(0.01, -0.03, note, fontsize=11, ha="left", va="top", color="#444444")
         print(f"noted absent chapters: {', '.join(absent)}")
 
 
@@ -287,7 +289,7 @@ def plot_loss_differences(curves, colors, window, title, xlabel, figures, name,
              if same else "No two curves are equal at every step."]
     if absent:
         lines.append(f"No curve in these CSVs: {', '.join(absent)}.")
-    lines = [wrapped for line in lines for wrapped in textwrap.wrap(line, 110)]
+    lines = [wrapped for line in lines for wrapped in textwrap.wrap(line, NOTE_WIDTH)]
     figure.text(0.01, 0.005, "\n".join(lines), fontsize=10, ha="left", va="bottom",
                 color="#444444")
     figure.suptitle(title, fontsize=13)
