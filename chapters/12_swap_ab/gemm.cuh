@@ -1,5 +1,4 @@
-// Chapter 12's GEMM interface: swap_ab.cuh's kernel where it takes the product, else the square
-// one.
+// Chapter 12's GEMM interface: swap_ab.cuh's kernel where it takes the product, else chapter 10's.
 #pragma once
 
 #include "12_swap_ab/swap_ab.cuh"

@@ -4,17 +4,14 @@
 // on chapter 10's 128 x 256 tile most of each wgmma multiplies zeros, and there are few tiles.
 // C^T = op(B)^T . op(A)^T is the same product with the roles exchanged: the warpgroup's 64 rows go
 // to the weights and wgmma's N to the batch. The operands are copied as stored (swapped() describes
-// C^T to the tensor maps); only the epilogue knows that accumulator (r, q) is C[q][r].
+// C^T to the tensor maps); only the epilogue knows that accumulator (r, q) is C[q][r], and it skips
+// what lies outside C. A block has one or two consumers (tiles.cuh) and walks its tiles, K whole.
 //
 //   C (M x N)         C^T (N x M)             block tile of C^T: 64 (or 128) rows x batch tile
 //   +--------------+  +---+---+               rows: op(B)^T, the weights, wgmma's "A"
 //   |  batch x N   |  |   |   | N rows        columns: op(A)^T, the batch, wgmma's "B" (N <= 256)
 //   +--------------+  |   |   |
 //                     +---+---+ M columns, in batch tiles
-//
-// A block has chapter 09's producer and barriers and one or two consumers (tiles.cuh), and walks
-// its tiles persistently, K whole. Its ring takes up to 8 stages, 192 KB of shared memory per SM:
-// at batch 32 that keeps 84 KB of weights in flight. The epilogue skips what lies outside C.
 #pragma once
 
 #include <algorithm>
@@ -69,51 +66,44 @@ struct Unit {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 // wgmma on the batch tiles: chapter 08's m64n256k16, multiply_k_tile and accumulators_settled for
-// a 64 x N tile, N = 32, 64, 128 or 256 (N / 2 accumulators a thread).
+// a 64 x N tile, N = 32, 64, 128 or 256: N / 2 accumulators a thread, whose count picks the wgmma.
 #define MNIST_D4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
 #define MNIST_D16(i) MNIST_D4(i), MNIST_D4(i + 4), MNIST_D4(i + 8), MNIST_D4(i + 12)
 
-template <bool kTransA, bool kTransB>
-__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[16], uint64_t a, uint64_t b, bool acc) {
-  asm volatile(
-      "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %18, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, "
-      "accumulate, 1, 1, %19, %20;\n}\n"
-      : MNIST_D16(0)
-      : "l"(a), "l"(b), "r"(int(acc)), "n"(int(kTransA)), "n"(int(kTransB)));
-}
-
-template <bool kTransA, bool kTransB>
-__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[32], uint64_t a, uint64_t b, bool acc) {
-  asm volatile(
-      "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, "
-      "accumulate, 1, 1, %35, %36;\n}\n"
-      : MNIST_D16(0), MNIST_D16(16)
-      : "l"(a), "l"(b), "r"(int(acc)), "n"(int(kTransA)), "n"(int(kTransB)));
-}
-
-template <bool kTransA, bool kTransB>
-__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[64], uint64_t a, uint64_t b, bool acc) {
-  asm volatile(
-      "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, "
-      "accumulate, 1, 1, %67, %68;\n}\n"
-      : MNIST_D16(0), MNIST_D16(16), MNIST_D16(32), MNIST_D16(48)
-      : "l"(a), "l"(b), "r"(int(acc)), "n"(int(kTransA)), "n"(int(kTransB)));
-}
-
-template <bool kTransA, bool kTransB>
-__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[kAccumulators], uint64_t a, uint64_t b,
+template <bool kTransA, bool kTransB, int kCount>
+__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[kCount], uint64_t a, uint64_t b,
                                                bool accumulate) {
-  wgmma_m64n256k16<kTransA, kTransB>(d, a, b, accumulate);
+  if constexpr (kCount == 16) {
+    asm volatile(
+        "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, "
+        "accumulate, 1, 1, %19, %20;\n}\n"
+        : MNIST_D16(0)
+        : "l"(a), "l"(b), "r"(int(accumulate)), "n"(int(kTransA)), "n"(int(kTransB)));
+  } else if constexpr (kCount == 32) {
+    asm volatile(
+        "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "%32, %33, accumulate, 1, 1, %35, %36;\n}\n"
+        : MNIST_D16(0), MNIST_D16(16)
+        : "l"(a), "l"(b), "r"(int(accumulate)), "n"(int(kTransA)), "n"(int(kTransB)));
+  } else if constexpr (kCount == 64) {
+    asm volatile(
+        "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "%64, %65, accumulate, 1, 1, %67, %68;\n}\n"
+        : MNIST_D16(0), MNIST_D16(16), MNIST_D16(32), MNIST_D16(48)
+        : "l"(a), "l"(b), "r"(int(accumulate)), "n"(int(kTransA)), "n"(int(kTransB)));
+  } else {
+    wgmma_m64n256k16<kTransA, kTransB>(d, a, b, accumulate);
+  }
 }
 
 template <int kCount>
@@ -133,42 +123,6 @@ __device__ __forceinline__ void multiply_k_tile(float (&acc)[kCount], uint32_t a
         matrix_descriptor<BTile>(b + k * k_step_bytes<BTile>()), accumulate || k > 0);
   }
   wgmma_commit();
-}
-
-// A block's units: count(), unit(i), and ready(acc, u, consumer): acc holds the unit's result.
-// Here a unit is a tile, K whole, batch tile by batch tile: blocks at once share weight rows.
-template <class Block>
-struct WholeTiles {
-  const GemmProblem& p;
-  __device__ int count() const { return tiles_of(p, {Block::kTileRows, Block::kBatchTile}); }
-  __device__ Unit unit(int tile) const {
-    const int batch_tiles = batch_tiles_of(p.m, Block::kBatchTile);
-    return {tile, tile / batch_tiles * Block::kTileRows, tile % batch_tiles * Block::kBatchTile, 0,
-            (p.k + kTileK - 1) / kTileK};
-  }
-  __device__ bool ready(const float*, Unit, int) const { return true; }
-};
-
-// The producer (one thread): the K tiles of every unit of this block, as in chapter 10.
-template <class Block, class Schedule>
-__device__ __forceinline__ void produce(const CUtensorMap& map_a, const CUtensorMap& map_b,
-                                        const Schedule& schedule, uint32_t ring, uint32_t full,
-                                        uint32_t empty) {
-  using Ring = typename Block::Ring;
-  int stage = 0;
-  uint32_t phase = 0;  // parity of the stage's current use, as in chapter 09
-  for (int unit = blockIdx.x; unit < schedule.count(); unit += gridDim.x) {
-    const auto u = schedule.unit(unit);
-    for (int t = u.k_begin; t < u.k_end; ++t) {
-      const uint32_t full_barrier = full + stage * sizeof(uint64_t);
-      mbarrier_wait(empty + stage * sizeof(uint64_t), phase ^ 1);  // the previous use is read
-      mbarrier_arrive_expect_tx(full_barrier, Ring::kStageBytes);
-      const uint32_t a = ring + stage * Ring::kStageBytes;
-      tma_load_tile<typename Ring::A>(map_a, a, u.row0, t * kTileK, full_barrier);
-      tma_load_tile<typename Ring::B>(map_b, a + Ring::A::kBytes, u.col0, t * kTileK, full_barrier);
-      if (++stage == Block::kStages) stage = 0, phase ^= 1;
-    }
-  }
 }
 
 // The warpgroup's 64 x N accumulators of C^T from (n0, m0) through the epilogue, one at a time:
@@ -200,6 +154,42 @@ __device__ __forceinline__ void finish_transposed(const GemmProblem& p, const fl
           if (m < p.m) finish_element<kKind>(p, m, n, acc[4 * (i0 + i) + 2 * h + j], input[i][j]);
         }
       }
+    }
+  }
+}
+
+// A block's units: count(), unit(i), and ready(acc, u, consumer): acc holds the unit's result.
+// Here a unit is a tile, K whole, batch tile by batch tile: blocks at once share weight rows.
+template <class Block>
+struct WholeTiles {
+  const GemmProblem& p;
+  __device__ int count() const { return tiles_of(p, {Block::kTileRows, Block::kBatchTile}); }
+  __device__ Unit unit(int tile) const {
+    const int batch_tiles = batch_tiles_of(p.m, Block::kBatchTile);
+    return {tile, tile / batch_tiles * Block::kTileRows, tile % batch_tiles * Block::kBatchTile, 0,
+            (p.k + kTileK - 1) / kTileK};
+  }
+  __device__ bool ready(const float*, Unit, int) const { return true; }
+};
+
+// The producer (one thread): the K tiles of every unit of this block, as in chapter 10.
+template <class Block, class Schedule>
+__device__ __forceinline__ void produce(const CUtensorMap& map_a, const CUtensorMap& map_b,
+                                        const Schedule& schedule, uint32_t ring, uint32_t full,
+                                        uint32_t empty) {
+  using Ring = typename Block::Ring;
+  int stage = 0;
+  uint32_t phase = 0;  // parity of the stage's current use, run on through the tiles (chapter 09)
+  for (int unit = blockIdx.x; unit < schedule.count(); unit += gridDim.x) {
+    const auto u = schedule.unit(unit);
+    for (int t = u.k_begin; t < u.k_end; ++t) {
+      const uint32_t full_barrier = full + stage * sizeof(uint64_t);
+      mbarrier_wait(empty + stage * sizeof(uint64_t), phase ^ 1);  // the previous use is read
+      mbarrier_arrive_expect_tx(full_barrier, Ring::kStageBytes);
+      const uint32_t a = ring + stage * Ring::kStageBytes;
+      tma_load_tile<typename Ring::A>(map_a, a, u.row0, t * kTileK, full_barrier);
+      tma_load_tile<typename Ring::B>(map_b, a + Ring::A::kBytes, u.col0, t * kTileK, full_barrier);
+      if (++stage == Block::kStages) stage = 0, phase ^= 1;
     }
   }
 }

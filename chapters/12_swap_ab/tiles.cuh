@@ -38,20 +38,15 @@ __host__ __device__ inline int tiles_of(const GemmProblem& p, SwapAbTile tile) {
   return (p.n + tile.rows - 1) / tile.rows * batch_tiles_of(p.m, tile.batch);
 }
 
-// The batch operand of the weight gradients (A transposed) is MN-major, TMA boxes 64 wide: no
-// batch tile of 32 there, and none past 128 (they take the kernel only where those fit at once).
-template <Op kOpA>
-constexpr int kSmallestBatchTile = kOpA == Op::N ? 32 : 64;
-template <Op kOpA>
-constexpr int kLargestBatchTile = kOpA == Op::N ? 256 : 128;
-
 // The smallest batch tile whose tiles all run at once (resident(tile) blocks) or that holds M: more
 // tiles read the weights again from L2, but fill the SMs. The columns split (forward, backward
 // data) replaces two 64 x 64 blocks of an SM, reading 64 weight rows per K tile, not 128.
 template <Op kOpA, class Resident>
 SwapAbTile block_tile_for(const GemmProblem& p, Resident&& resident) {
   for (const int batch_tile : kBatchTiles) {
-    if (batch_tile < kSmallestBatchTile<kOpA> || batch_tile > kLargestBatchTile<kOpA>) continue;
+    // The weight gradients' batch operand (A transposed) is MN-major, TMA boxes 64 wide: no batch
+    // tile of 32 there, and none past 128 (they take the kernel only where those fit at once).
+    if (kOpA == Op::T && (batch_tile < 64 || batch_tile > 128)) continue;
     const SwapAbTile tile = rows_split_tile(batch_tile);
     if (p.m > batch_tile && tiles_of(p, tile) > resident(tile)) continue;
     const bool share_weight_rows = kOpA == Op::N && batch_tile == 64 && p.m > batch_tile &&
@@ -70,16 +65,13 @@ bool swap_ab_takes(const GemmProblem& p) {
          smem_tiling::vectorizable(p.b, kOpB == Op::N ? p.n : p.k);
 }
 
-// Calls f(rows, batch), std::integral_constants, for one of block_tile_for<kOpA>'s tiles.
+// Calls f(rows, batch), std::integral_constants, for one of block_tile_for<kOpA>'s tiles, and
+// builds no kernel for the others: 32, 256 and the column split are A not transposed's only.
 template <Op kOpA, class F>
 void with_block_tile(SwapAbTile tile, F&& f) {
-  if constexpr (kSmallestBatchTile<kOpA> == 32) {
-    if (tile.batch == 32) return f(Int<kWgmmaM>{}, Int<32>{});
-  }
-  if constexpr (kLargestBatchTile<kOpA> == 256) {
-    if (tile.batch == 256) return f(Int<2 * kWgmmaM>{}, Int<256>{});
-  }
   if constexpr (kOpA == Op::N) {
+    if (tile.batch == 32) return f(Int<kWgmmaM>{}, Int<32>{});
+    if (tile.batch == 256) return f(Int<2 * kWgmmaM>{}, Int<256>{});
     if (tile.batch == 128 && tile.rows == kWgmmaM) return f(Int<kWgmmaM>{}, Int<128>{});
   }
   if (tile.batch == 64) return f(Int<kWgmmaM>{}, Int<64>{});
