@@ -1,5 +1,4 @@
-// Which products the TMA-fed kernels of chapters 07-11 take: docs/07_tma.md explains each
-// condition. Every other product goes to chapter 06's kernel.
+// Which products the TMA-fed kernels of chapters 07-11 take (docs/07_tma.md explains each rule).
 #pragma once
 
 #include "06_fused_step/fused_gemm.cuh"

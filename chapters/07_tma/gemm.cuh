@@ -2,10 +2,8 @@
 //
 // In chapter 06 all 256 threads copy every stage: each computes the addresses of its 16-byte
 // pieces, tests them against the matrix's edges and issues 4-8 cp.async. Here one thread hands a
-// whole tile to the Tensor Memory Accelerator (tma.cuh) with one instruction per operand; the
-// engine computes the addresses, fills what lies past the matrix with zeros (the box still counts
-// all its bytes), writes the tile swizzled and counts its bytes on the stage's mbarrier, full[s].
-// The loop is chapter 06's, with the K tile widened to the swizzle span (64 halves):
+// whole tile to the Tensor Memory Accelerator (tma.cuh) with one instruction per operand. The
+// loop is chapter 06's, with the K tile widened to the swizzle span (64 halves):
 //
 //   prologue: thread 0 starts K tiles 0 .. kStages - 2, each counting its 32 KiB on full[stage]
 //   K step t: everyone waits on full[t % kStages] (parity: the stage's use count & 1); one
@@ -18,7 +16,6 @@
 #include <cstdint>
 
 #include "03_mma_sync/mma.cuh"
-#include "06_fused_step/fused_gemm.cuh"
 #include "07_tma/dispatch.cuh"
 #include "07_tma/tma.cuh"
 #include "epilogue.cuh"
@@ -34,20 +31,20 @@ using namespace mma_sync;
 constexpr bool kFusedEpilogue = true;
 constexpr bool kReplayStepAsGraph = true;
 
-// TMA: an H100-class GPU and a build with sm_90a code (common/gpu_requirements.hpp). On anything
-// else the trainer stops with one line saying so, and the tests SKIP.
+// TMA needs an H100-class GPU and sm_90a code: common/gpu_requirements.hpp checks both.
 constexpr bool kNeedsSm90a = true;
 
-constexpr int kBlockTileM = 128;                   // rows of C per block
-constexpr int kBlockTileN = 128;                   // columns of C per block
-constexpr int kWarpTileM = 64;                     // rows of C per warp
-constexpr int kWarpTileN = 32;                     // columns of C per warp
+constexpr int kBlockTileM = 128;  // rows of C per block
+constexpr int kBlockTileN = 128;  // columns of C per block
+constexpr int kWarpTileM = 64;    // rows of C per warp
+constexpr int kWarpTileN = 32;    // columns of C per warp
+
 constexpr int kWarpsM = kBlockTileM / kWarpTileM;  // 2
 constexpr int kWarpsN = kBlockTileN / kWarpTileN;  // 4
 constexpr int kThreads = kWarpsM * kWarpsN * 32;   // 256 threads, 8 warps, per block
 constexpr int kMmaTilesM = kWarpTileM / kMmaM;     // 4 mma tiles down a warp tile
 constexpr int kMmaTilesN = kWarpTileN / kMmaN;     // 4 across
-constexpr int kStages = 4;                         // K tiles in the shared-memory ring
+constexpr int kStages = 4;                         // block tiles in the shared-memory ring
 
 // The ring (tma.cuh): kStages stages of 32 KiB, then one barrier per stage, full[s].
 template <Op kOpA, Op kOpB>

@@ -1,11 +1,9 @@
-// Hopper's copy engine (TMA) and the barrier it reports to (mbarrier), introduced by chapter 07
-// and included by every later chapter: each instruction wrapped once, the tensor map that
-// describes a matrix to the copy engine, and the swizzled tiles it writes, in a ring of stages.
+// Hopper's copy engine (TMA) and the barrier it reports to (mbarrier), for chapters 07 on: each
+// instruction wrapped once, the tensor maps, and the swizzled tiles it writes in a ring of stages.
 //
-// TMA. `cp.async.bulk.tensor` copies a whole box of a matrix (here up to 256 x 64 halves) from
-// global to shared memory: one instruction from one thread. The engine computes the addresses
-// from a tensor map made on the host (the matrix's base, sizes, row stride and box shape), fills
-// what lies outside the matrix with zeros, and counts the bytes it wrote on an mbarrier.
+// TMA. `cp.async.bulk.tensor` copies a whole box of a matrix from global to shared memory: one
+// instruction from one thread. The engine computes the addresses from a tensor map made on the
+// host, fills what lies outside the matrix with zeros, and counts its bytes on an mbarrier.
 //
 // mbarrier. A barrier object in shared memory that counts arrivals and, with expect_tx,
 // transaction bytes, of its current phase; when both are complete the phase completes and the
@@ -40,16 +38,14 @@ constexpr int kSwizzleHalves = kSwizzleBytes / int(sizeof(__half));  // 64
 constexpr int kSwizzleAtomBytes = 8 * kSwizzleBytes;  // 1024: 8 rows, where the pattern repeats
 constexpr int kTileK = kSwizzleHalves;  // K per tile: a K-major box row is one swizzled row
 
-// Where byte `byte` of row `row` of a box of 128-byte rows lies in shared memory, swizzled: its
-// 16-byte chunk c at c ^ (row % 8).
+// Where byte `byte` of row `row` of a box of 128-byte rows lies in shared memory, swizzled.
 __host__ __device__ constexpr int swizzled(int row, int byte) {
   return row * kSwizzleBytes + ((byte / 16) ^ (row % 8)) * 16 + byte % 16;
 }
 
-// One operand's tile in shared memory: kTileMn rows of op(A) (or columns of op(B)) by kTileK, as
-// TMA boxes. K-major (k contiguous: A: N, B: T): one box, kTileK halves wide and kTileMn high.
-// MN-major (A: T, B: N): kTileMn / 64 boxes, 64 halves of M (N) wide and kTileK high, one after
-// another along M (N).
+// One operand's tile in shared memory, kTileMn rows of op(A) (columns of op(B)) by kTileK, as TMA
+// boxes. K-major (k contiguous: A: N, B: T): one box, kTileK wide, kTileMn high. MN-major (A: T,
+// B: N): kTileMn / 64 boxes one after another along M (N), each 64 halves of M (N) by kTileK.
 template <int kTileMn, bool kKMajorLayout>
 struct SwizzledTile {
   static constexpr bool kKMajor = kKMajorLayout;
@@ -58,8 +54,7 @@ struct SwizzledTile {
   static constexpr int kBoxes = kKMajor ? 1 : kTileMn / kSwizzleHalves;
   static constexpr int kBoxBytes = kBoxInner * kBoxOuter * int(sizeof(__half));
   static constexpr int kBytes = kBoxes * kBoxBytes;
-  // The byte offset of element (mn, k) of op(X)'s tile: its box, then its stored row (k for
-  // MN-major, mn for K-major) and column, swizzled.
+  // The byte offset of element (mn, k) of op(X)'s tile: its box, then its stored row, swizzled.
   __host__ __device__ static constexpr int offset(int mn, int k) {
     const int row = kKMajor ? mn : k, col = kKMajor ? k : mn % kSwizzleHalves;
     const int box = kKMajor ? 0 : mn / kSwizzleHalves;
@@ -80,19 +75,16 @@ struct TmaRing {
   // kSwizzleAtomBytes more than the stages and barriers take: room for ring_start's rounding.
   static constexpr int kSmemBytes = kSwizzleAtomBytes + kStages * kStageBytes +
                                     kBarriersPerStage * kStages * int(sizeof(uint64_t));
-  static_assert(A::kBytes % kSwizzleAtomBytes == 0, "every tile starts on a swizzle atom");
 };
 
-// The instructions below exist from sm_90 on; chapters 07 on compile their device code only for
-// the sm_90a feature set (meson.build; gemm.cuh says why).
+// The instructions below exist from sm_90 on; chapters 07 on build only sm_90a code (meson.build).
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 __device__ __forceinline__ uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// Where a ring of swizzled tiles starts in dynamic shared memory (only 16-byte aligned): rounded up
-// to a swizzle atom, in the room TmaRing::kSmemBytes reserves.
+// Where the ring starts: dynamic shared memory (only 16-byte aligned) rounded up to a swizzle atom.
 __device__ __forceinline__ uint32_t ring_start(const void* smem) {
   return (shared_address(smem) + kSwizzleAtomBytes - 1) & ~uint32_t(kSwizzleAtomBytes - 1);
 }
@@ -176,9 +168,8 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return encode;
 }
 
-// A tensor map of `rows` rows of `row_length` elements of `element_bytes` each, from `base`, read
-// or written in boxes of box_inner x box_outer elements with the 128-byte swizzle; `what` names
-// the matrix in the error.
+// A tensor map of `rows` rows of `row_length` elements from `base`, read or written in boxes of
+// box_inner x box_outer with the 128-byte swizzle; loads past its edges read zeros (OOB_FILL_NONE).
 inline CUtensorMap encode_tensor_map(void* base, CUtensorMapDataType type, int element_bytes,
                                      int row_length, int rows, int box_inner, int box_outer,
                                      CUtensorMapL2promotion promotion, const std::string& what) {
@@ -198,8 +189,7 @@ inline CUtensorMap encode_tensor_map(void* base, CUtensorMapDataType type, int e
   return map;
 }
 
-// The tensor maps of a problem's operands, each as stored: rows of k (K-major) or of m, n. Outside
-// the matrix the copies read zeros (CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE).
+// The tensor maps of a problem's operands, each as stored: rows of k (K-major) or of m, n.
 template <class ATile, class BTile>
 struct TensorMaps {
   CUtensorMap a, b;
