@@ -1,11 +1,12 @@
-// The block-wide products of the cluster's kernels over operands in shared memory, the SGD of the
-// parameters kept there, and the sum of a column's partial products.
+// The cluster's block-wide products over shared memory, their SGD and the sum of partial products.
 #pragma once
 
 #include "18_cluster_model/layout.cuh"
 #include "mlp_device.cuh"
 
 namespace mnist::cluster_model {
+
+using mma_sync::ldmatrix_x4;
 
 // acc += a warp's 16 x 8 tile (mt, nt) of op(A) op(B), K = k (a multiple of 16). A is stored [m][k]
 // (kAKMajor) or [k][m], rows lda halves apart; B [n][k] (kBKMajor) or [k][n], ldb apart.
@@ -18,10 +19,8 @@ __device__ __forceinline__ void tile_product(const __half* a, int lda, const __h
     const int mi = m + matrix % 2 * 8, ka = k0 + matrix / 2 * 8;  // A: 4 matrices
     const int kb = k0 + matrix % 2 * 8;  // B: (k0, n), (k0 + 8, n); lanes 16-31 repeat 0-15's rows
     uint32_t af[4], bf[4];
-    mma_sync::ldmatrix_x4<!kAKMajor>(
-        kAKMajor ? a + (mi + row) * lda + ka : a + (ka + row) * lda + mi, af);
-    mma_sync::ldmatrix_x4<!kBKMajor>(kBKMajor ? b + (n + row) * ldb + kb : b + (kb + row) * ldb + n,
-                                     bf);
+    ldmatrix_x4<!kAKMajor>(kAKMajor ? a + (mi + row) * lda + ka : a + (ka + row) * lda + mi, af);
+    ldmatrix_x4<!kBKMajor>(kBKMajor ? b + (n + row) * ldb + kb : b + (kb + row) * ldb + n, bf);
     mma_sync::mma_m16n8k16(acc, af, {bf[0], bf[1]});
   }
 }
@@ -52,8 +51,7 @@ __device__ inline void output_logits(const __half* x, const __half* w16, const f
                             });
 }
 
-// The SGD of a layer's first `own` rows, W -= learning_rate dZ^T X: the fp32 masters w32 (rows `in`
-// floats apart), then their fp16 copy w16 (rows in + kPad halves apart).
+// W -= learning_rate dZ^T X for a layer's first `own` rows: fp32 masters w32, then fp16 copy w16.
 __device__ inline void weight_sgd(const __half* dz, const __half* x, int in, int own, float* w32,
                                   __half* w16, float learning_rate) {
   block_product<false, false>(
@@ -74,8 +72,7 @@ __device__ inline void bias_sgd_shared(const __half* dz, float* bias, int cols, 
   }
 }
 
-// dZ of the layer below, own columns: the kClusterBlocks partial products (slots of kOnChipRows x
-// cols floats) added in block order, the same bits in every run, masked by ReLU' of X.
+// dZ below, own columns: the slots added in block order (the same bits every run), masked by ReLU'.
 __device__ inline void add_partials(const float* partial, int cols, const __half* x, int in, int me,
                                     int below_own, __half* dz_below) {
   const int slot = kOnChipRows * cols;

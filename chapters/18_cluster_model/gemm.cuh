@@ -1,6 +1,5 @@
-// Chapter 18: the model in one cluster. Where a small model fits in the shared memory of one thread
-// block cluster (model_refusal, layout.cuh), that cluster trains it for every step of a launch,
-// weights, activations and gradients on chip (training.cuh); else chapter 17's grid kernel.
+// Chapter 18: the model in one cluster. A small model that fits in one cluster's shared memory
+// (layout.cuh) stays there for a launch's steps (training.cuh); else chapter 17's grid kernel.
 #pragma once
 
 #include "14_weight_update/weight_update.cuh"

@@ -1,10 +1,10 @@
-// Where the cluster's kernels keep a model in a block's shared memory, which models fit, how the
-// model and the batch come in, and the launch of one cluster. Block b owns rows [b R, b R + R) of
-// every hidden layer (R = out / 16); every block keeps all of the output layer.
+// Where the cluster's kernels keep a model in shared memory, which models fit, how the model and
+// batch come in, the launch. Block b owns rows [b R, b R + R) of each hidden layer (R = out / 16).
 #pragma once
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "16_persistent_step/launch.cuh"
 
@@ -41,11 +41,7 @@ struct ModelLayout {
   int bytes;
 
   // The offset of n more bytes at the end, 16-byte aligned (ldmatrix, cp.async).
-  int take(int n) {
-    const int at = bytes;
-    bytes += round_up(n, 16);
-    return at;
-  }
+  int take(int n) { return std::exchange(bytes, bytes + round_up(n, 16)); }
 };
 
 // The layout for the model of `sizes`; bytes > kOnChipSmemLimit where it does not fit.
@@ -98,11 +94,9 @@ bool launch_cluster(const StepBuffers& buffers, const Layout& layout, int steps,
     allow_shared_memory(kKernel, kOnChipSmemLimit);
     const ClusterLaunch launch(kClusterBlocks, kClusterBlocks, kThreads, kOnChipSmemLimit, nullptr);
     int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kKernel, &launch.config) == cudaSuccess) {
-      return clusters >= 1;
-    }
-    (void)cudaGetLastError();  // a GPU without clusters answers with an error: not ours to keep
-    return false;
+    const cudaError_t asked = cudaOccupancyMaxActiveClusters(&clusters, kKernel, &launch.config);
+    if (asked != cudaSuccess) (void)cudaGetLastError();  // a GPU without clusters: not ours to keep
+    return asked == cudaSuccess && clusters >= 1;
   }();
   if (!runs) return false;
   const ClusterLaunch launch(kClusterBlocks, kClusterBlocks, kThreads, layout.bytes, stream);
@@ -111,19 +105,16 @@ bool launch_cluster(const StepBuffers& buffers, const Layout& layout, int steps,
   return true;
 }
 
-// The batch of step `step` into `rows` through the epoch's order, zeros past its last row; one
-// cp.async group, not waited for.
+// Step `step`'s batch into `rows`, zeros past its last row: one cp.async group, not waited for.
 __device__ inline void load_batch_async(const Model& m, int step, __half* rows) {
   constexpr int kPieces = kPixels * 2 / 16, kPerRow = kThreads / kOnChipRows;
   static_assert(kThreads % kOnChipRows == 0, "whole threads a row");
   const int r = threadIdx.x / kPerRow;
   const bool inside = r < min(m.batch, m.train_count - step * m.batch);
-  const __half* image = inside
-                            ? m.train_images + size_t(m.order[size_t(step) * m.batch + r]) * kPixels
-                            : m.train_images;
-  for (int piece = threadIdx.x % kPerRow; piece < kPieces; piece += kPerRow) {
-    cp_async::cp_async_16(rows + r * (kPixels + kPad) + piece * 8, image + piece * 8,
-                          inside ? 16 : 0);
+  const __half* image = m.train_images;
+  if (inside) image += size_t(m.order[size_t(step) * m.batch + r]) * kPixels;
+  for (int p = threadIdx.x % kPerRow; p < kPieces; p += kPerRow) {
+    cp_async::cp_async_16(rows + r * (kPixels + kPad) + p * 8, image + p * 8, inside ? 16 : 0);
   }
   cp_async::cp_async_commit();
 }

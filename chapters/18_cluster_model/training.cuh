@@ -1,5 +1,4 @@
-// The cluster's training kernel: a phase reads only its own block's shared memory and stores its
-// results into the blocks that read them next; a cluster barrier says they have landed.
+// The training kernel: a phase reads its block's shared memory and stores where the next one reads.
 //
 //   forward, hidden layer l       Y[:, own] = ReLU(X W_own^T + b_own), X whole in every block;
 //                                 Y[:, own] stored into every block's X of layer l + 1
@@ -53,7 +52,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     cp_async::cp_async_wait<0>();
     __syncthreads();
 
-    // Forward through the hidden layers: own columns, stored into every block's X of the next.
     for (int l = 0; l + 1 < L; ++l) {
       const int in = s.in[l], own = s.own_rows[l], next = s.out[l] + kPad;
       const float* bias = floats(s.bias[l]);
@@ -73,11 +71,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     // The output layer, in every block alike: logits, loss and dZ.
     const int top = L - 1, hidden_in = s.in[top];
     const __half* const x_top = halves(s.input[top]);
-    output_logits(x_top, halves(s.weight16[top]), floats(s.bias[top]), hidden_in, floats(s.logits));
+    float* const logits = floats(s.logits);
+    output_logits(x_top, halves(s.weight16[top]), floats(s.bias[top]), hidden_in, logits);
     __half* const grad = halves(s.grad);
     const LossSums loss = softmax_cross_entropy_block<kThreads>(
-        floats(s.logits), [&](int r) { return int(m.train_labels[batch_order[r]]); }, rows, rows,
-        grad);
+        logits, [&](int r) { return int(m.train_labels[batch_order[r]]); }, rows, rows, grad);
     if (me == 0 && threadIdx.x == 0) m.step_losses[step] = loss.loss / rows;
     __half* const dz_top = halves(s.dz[top]);
     for (int i = threadIdx.x; i < kOnChipRows * kClasses; i += kThreads) {
@@ -86,7 +84,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     }
     __syncthreads();
     {
-      // dZ of the layer below, own columns: (dZ W) masked by ReLU' of its output; the SGD.
       const int below = top - 1, own = s.own_rows[below];
       __half* const dz_below = halves(s.dz[below]);
       block_product<true, false>(
@@ -103,7 +100,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       bias_sgd_shared(dz_top, floats(s.bias[top]), kClasses, rows, learning_rate);
     }
 
-    // Backward through the hidden layers, down to the first.
     for (int l = top - 1; l >= 0; --l) {
       const int in = s.in[l], own = s.own_rows[l], below_own = l > 0 ? s.own_rows[l - 1] : 0;
       const __half* const dz = halves(s.dz[l]);
@@ -112,7 +108,6 @@ __global__ void __launch_bounds__(kThreads, 1)
       float* const partial = floats(s.partial[l % 2]);
       const int slot = kOnChipRows * s.partial_cols;
       if (l > 0) {
-        // dZ_own W_own: this block's share of every column of dX, each column to its owner's slot.
         block_product<true, false>(dz, kDzStride, w16, in + kPad, kOnChipRows, in, kClassesPadded,
                                    [&](int r, int c, float v0, float v1) {
                                      float2* const to = reinterpret_cast<float2*>(
