@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       dz_top[r * kDzStride + i % kClasses] = r < rows ? grad[i] : __float2half(0.0f);
     }
     __syncthreads();
-    {
+    {  // dZ of the layer below, own columns: (dZ W) masked by ReLU' of its output; the SGD
       const int below = top - 1, own = s.own_rows[below];
       __half* const dz_below = halves(s.dz[below]);
       block_product<true, false>(
@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       __half* const w16 = halves(s.weight16[l]);
       float* const partial = floats(s.partial[l % 2]);
       const int slot = kOnChipRows * s.partial_cols;
-      if (l > 0) {
+      if (l > 0) {  // dZ_own W_own: a share of every column of dX, each to its owner's slot
         block_product<true, false>(dz, kDzStride, w16, in + kPad, kOnChipRows, in, kClassesPadded,
                                    [&](int r, int c, float v0, float v1) {
                                      float2* const to = reinterpret_cast<float2*>(
