@@ -47,7 +47,6 @@ def slug(heading):
     return text.replace(" ", "-")
 
 
-
 def source_lines(path):
     """The lines of a file as GitHub numbers them: ended by "\n" alone (a lone "\r", as a progress
     bar writes, ends no line), "\r\n" taken as "\n"."""
@@ -56,6 +55,7 @@ def source_lines(path):
     if lines[-1] == "":  # the newline that ends the last line
         lines.pop()
     return lines
+
 
 class Doc:
     """A markdown file: its lines, which of them are inside fenced code, its anchors."""
