@@ -16,7 +16,7 @@
 
 #include <cooperative_groups.h>
 
-#include "18_cluster_model/block_product.cuh"
+#include "18_cluster_model/products.cuh"
 
 namespace mnist::cluster_model {
 
@@ -95,9 +95,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             *reinterpret_cast<__half2*>(dz_below + r * kDzStride + j) = __floats2half2_rn(
                 __half2float(y[0]) > 0.0f ? v0 : 0.0f, __half2float(y[1]) > 0.0f ? v1 : 0.0f);
           });
-      weight_sgd(dz_top, x_top, hidden_in, kClasses, floats(s.weight32[top]),
-                 halves(s.weight16[top]), learning_rate);
-      bias_sgd_shared(dz_top, floats(s.bias[top]), kClasses, rows, learning_rate);
+      layer_sgd(dz_top, x_top, hidden_in, kClasses, rows, floats(s.weight32[top]),
+                halves(s.weight16[top]), floats(s.bias[top]), learning_rate);
     }
 
     for (int l = top - 1; l >= 0; --l) {
@@ -118,8 +117,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
       float* const w32 =
           l == 0 ? m.layer[0].buffers.weights + size_t(me) * own * in : floats(s.weight32[l]);
-      weight_sgd(dz, x, in, own, w32, w16, learning_rate);
-      bias_sgd_shared(dz, floats(s.bias[l]), own, rows, learning_rate);
+      layer_sgd(dz, x, in, own, rows, w32, w16, floats(s.bias[l]), learning_rate);
       if (l == 0) break;
       cluster.sync();  // every block's partial products have landed in their owners
       add_partials(partial, s.partial_cols, x, in, me, below_own, halves(s.dz[l - 1]));

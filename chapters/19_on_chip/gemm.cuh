@@ -1,7 +1,7 @@
 // Chapter 19: wait only for the data a block reads. Chapter 18's cluster keeps the model on chip
 // and meets at the cluster's barrier after every exchange, whose release is a fence over all of
 // memory at GPU scope. Here each block pushes its results with st.async, counted off an mbarrier
-// in the receiver, and a block waits only for the bytes it reads next (cluster.cuh, on_chip.cuh):
+// in the receiver, and a block waits only for the bytes it reads next (messages.cuh, on_chip.cuh):
 // no block waits for the others' arrival. The next step's batch is copied during this one, and
 // the first layer's fp32 masters live in registers for the whole launch.
 //

@@ -1,5 +1,5 @@
 // The on-chip kernel. A phase reads only its own block's shared memory and pushes its results into
-// the shared memory of the blocks that read them next (cluster.cuh); a block waits for the data it
+// the shared memory of the blocks that read them next (messages.cuh); a block waits for the data it
 // reads next, as it lands, not at a cluster barrier. Who owns what: 18_cluster_model/layout.cuh.
 //
 //   forward, hidden layer l       Y[:, own] = ReLU(X W_own^T + b_own), X whole in every block;
@@ -21,8 +21,8 @@
 
 #include <cstdint>
 
-#include "19_on_chip/cluster.cuh"
 #include "19_on_chip/layout.cuh"
+#include "19_on_chip/messages.cuh"
 
 namespace mnist::on_chip {
 
@@ -207,9 +207,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                 __half2float(y[0]) > 0.0f ? v0 : 0.0f, __half2float(y[1]) > 0.0f ? v1 : 0.0f);
           });
       // The output layer's SGD: every block computes the same update of its copy.
-      weight_sgd(dz_top, x_top, hidden_in, kClasses, floats(s.weight32[top]),
-                 halves(s.weight16[top]), learning_rate);
-      bias_sgd_shared(dz_top, floats(s.bias[top]), kClasses, rows, learning_rate);
+      layer_sgd(dz_top, x_top, hidden_in, kClasses, rows, floats(s.weight32[top]),
+                halves(s.weight16[top]), floats(s.bias[top]), learning_rate);
     }
 
     // Backward through the hidden layers above the first.
@@ -233,8 +232,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
           });
       const __half* const x = input(l);
-      weight_sgd(dz, x, in, own, floats(s.weight32[l]), w16, learning_rate);
-      bias_sgd_shared(dz, floats(s.bias[l]), own, rows, learning_rate);
+      layer_sgd(dz, x, in, own, rows, floats(s.weight32[l]), w16, floats(s.bias[l]), learning_rate);
       receive(arrivals, partial_arrival(l % 2), (kClusterBlocks - 1) * kOnChipRows * below_own * 4,
               phases);
       add_partials(partial, s.partial_cols, x, in, me, below_own, halves(s.dz[l - 1]));
@@ -243,7 +241,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     // The first layer's SGD: the batch as X, the masters from registers.
     masters.update(s.own_rows[0], halves(s.dz[0]), batch(step), halves(s.weight16[0]),
                    learning_rate);
-    bias_sgd_shared(halves(s.dz[0]), floats(s.bias[0]), s.own_rows[0], rows, learning_rate);
+    for (int col = threadIdx.x; col < s.own_rows[0]; col += kThreads) {
+      bias_sgd_column(halves(s.dz[0]), floats(s.bias[0]), kDzStride, col, rows, learning_rate);
+    }
     __syncthreads();
   }
   masters.store(m.layer[0].buffers.weights, s.own_rows[0], me);

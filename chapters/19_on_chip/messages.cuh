@@ -14,7 +14,7 @@
 #include <cstdint>
 
 #include "11_clusters/cluster.cuh"
-#include "18_cluster_model/block_product.cuh"
+#include "18_cluster_model/products.cuh"
 #include "19_on_chip/layout.cuh"
 
 namespace mnist::on_chip {

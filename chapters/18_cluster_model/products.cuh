@@ -51,9 +51,10 @@ __device__ inline void output_logits(const __half* x, const __half* w16, const f
                             });
 }
 
-// W -= learning_rate dZ^T X for a layer's first `own` rows: fp32 masters w32, then fp16 copy w16.
-__device__ inline void weight_sgd(const __half* dz, const __half* x, int in, int own, float* w32,
-                                  __half* w16, float learning_rate) {
+// A layer's SGD for its first `own` rows: W -= learning_rate dZ^T X into the fp32 masters w32, then
+// the fp16 copy w16; b -= learning_rate (the sum of dZ over `rows` rows) (mlp_device.cuh).
+__device__ inline void layer_sgd(const __half* dz, const __half* x, int in, int own, int rows,
+                                 float* w32, __half* w16, float* bias, float learning_rate) {
   block_product<false, false>(
       dz, kDzStride, x, in + kPad, kMmaM, in, kOnChipRows, [&](int r, int c, float v0, float v1) {
         if (r >= own) return;
@@ -62,12 +63,7 @@ __device__ inline void weight_sgd(const __half* dz, const __half* x, int in, int
         w[1] -= learning_rate * v1;
         *reinterpret_cast<__half2*>(w16 + r * (in + kPad) + c) = __floats2half2_rn(w[0], w[1]);
       });
-}
-
-// The step-by-step trainer's bias update (mlp_device.cuh) over dZ in shared memory.
-__device__ inline void bias_sgd_shared(const __half* dz, float* bias, int cols, int rows,
-                                       float learning_rate) {
-  for (int col = threadIdx.x; col < cols; col += kThreads) {
+  for (int col = threadIdx.x; col < own; col += kThreads) {
     bias_sgd_column(dz, bias, kDzStride, col, rows, learning_rate);
   }
 }
