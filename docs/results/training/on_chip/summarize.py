@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""Step times of chapters 17, 18 and 19 from the trainers' epoch CSVs, gathered in epochs.csv (3
-rounds, each running every trainer once in turn, the column `run` naming the round; `variant` the
-code: `main` the chapters as they are, the others chapter 18's alternatives (README); epoch 1 of
-each process is warm-up): step_times.csv, a row a process, the median ms a step of its timed
-epochs; summary.csv, a row a chapter and variant, the median over its processes and its ratio to
-chapter 17's."""
+"""Step times of chapters 17, 18 and 19 from the trainers' epoch CSVs, gathered in FOLDER/epochs.csv
+(3 rounds, each running every trainer once in turn, the column `run` naming the round; `variant`
+the code: `main` the chapters as they are, others chapter 18's alternatives; epoch 1 of each
+process is warm-up): FOLDER/step_times.csv, a row a process, the median ms a step of its timed
+epochs; FOLDER/summary.csv, a row a chapter and variant, the median over its processes and its
+ratio to chapter 17's.
+    python3 summarize.py [FOLDER]      default: this script's folder"""
 import csv
 import os
 import statistics
+import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
 BASELINE = ("17_step_tile", "main")
 
 with open(os.path.join(HERE, "epochs.csv"), newline="") as f:
