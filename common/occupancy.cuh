@@ -36,8 +36,9 @@ int resident_blocks(Kernel kernel, int threads, int smem_bytes) {
   return multiprocessors() * per_sm;
 }
 
-// A launch in thread block clusters of `cluster_blocks` blocks along x (the on-chip steps of
-// chapters 18-19): the configuration cudaLaunchKernelEx and cudaOccupancyMaxActiveClusters take.
+// A launch in thread block clusters of `cluster_blocks` blocks along x (chapter 11's GEMM, the
+// on-chip steps of chapters 18-19): the configuration cudaLaunchKernelEx and
+// cudaOccupancyMaxActiveClusters take.
 // Not copyable: the configuration points at its own attribute.
 struct ClusterLaunch {
   cudaLaunchAttribute attribute = {};
