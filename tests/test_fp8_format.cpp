@@ -202,7 +202,8 @@ void check_scale(const char* name, float max) {
 }
 
 #ifdef MNIST_HAVE_CUDA_FP8
-// (d) NVIDIA's __nv_cvt_float_to_fp8 with __NV_SATFINITE on every value. Returns the count compared.
+// (d) NVIDIA's __nv_cvt_float_to_fp8 with __NV_SATFINITE on every value. Returns the count
+// compared.
 template <class Format>
 int check_encodes_as_nvidia(const char* name, __nv_fp8_interpretation_t kind,
                             const std::vector<float>& values) {
@@ -211,11 +212,11 @@ int check_encodes_as_nvidia(const char* name, __nv_fp8_interpretation_t kind,
     const uint8_t got = encode_fp8<Format>(x);
     const uint8_t want = __nv_cvt_float_to_fp8(x, __NV_SATFINITE, kind);
     if (got != want && ++failed <= 5)
-      CHECK_MSG(got == want, std::string(name) + " of " + text(x) + ": " + hex(got) +
-                                 ", NVIDIA's " + hex(want));
+      CHECK_MSG(got == want,
+                std::string(name) + " of " + text(x) + ": " + hex(got) + ", NVIDIA's " + hex(want));
   }
-  CHECK_MSG(failed == 0, std::string(name) + ": " + std::to_string(failed) +
-                             " encodings differ from NVIDIA's");
+  CHECK_MSG(failed == 0,
+            std::string(name) + ": " + std::to_string(failed) + " encodings differ from NVIDIA's");
   return int(values.size());
 }
 
@@ -228,16 +229,15 @@ int check_codes_as_nvidia(const char* name, __nv_fp8_interpretation_t kind) {
     const float got = decode_fp8<Format>(uint8_t(code));
     const float want = half_value(__nv_cvt_fp8_to_halfraw(uint8_t(code), kind).x);
     CHECK_MSG(std::isnan(want) ? std::isnan(got) : got == want,
-              n + "decode of " + hex(code) + ": " + text(got) + ", NVIDIA's " +
-                  text(want));
+              n + "decode of " + hex(code) + ": " + text(got) + ", NVIDIA's " + text(want));
   }
   const float specials[] = {INFINITY, -INFINITY, NAN, -NAN};
   for (float x : specials) {
     const uint8_t got = encode_fp8<Format>(x);
     const uint8_t want = __nv_cvt_float_to_fp8(x, __NV_SATFINITE, kind);
-    const bool same = std::isnan(x) ? std::isnan(decode_fp8<Format>(got)) &&
-                                          std::isnan(decode_fp8<Format>(want))
-                                    : got == want;
+    const bool same =
+        std::isnan(x) ? std::isnan(decode_fp8<Format>(got)) && std::isnan(decode_fp8<Format>(want))
+                      : got == want;
     CHECK_MSG(same, n + text(x) + ": " + hex(got) + ", NVIDIA's " + hex(want));
   }
   return 256 + 4;
@@ -256,8 +256,10 @@ int main() {
     compared += check_against_nearest<E4m3>("E4M3", *values);
     compared += check_against_nearest<E5m2>("E5M2", *values);
   }
-  std::printf("fp8_format: %d encodings against the nearest code (%zu finite fp16 values and %zu "
-              "random floats, each format)\n", compared, halves.size(), randoms.size());
+  std::printf(
+      "fp8_format: %d encodings against the nearest code (%zu finite fp16 values and %zu "
+      "random floats, each format)\n",
+      compared, halves.size(), randoms.size());
   check_edges<E4m3>("E4M3", kE4m3Max, kE4m3MinNormal, kE4m3MinSubnormal);
   check_edges<E5m2>("E5M2", kE5m2Max, kE5m2MinNormal, kE5m2MinSubnormal);
   check_scale("E4M3", kE4m3Max);

@@ -39,9 +39,9 @@ struct E4m3 {
 struct E5m2 {
   static constexpr int kMantissaBits = 2;
   static constexpr int kExponentBias = 15;
-  static constexpr uint32_t kMaxCode = 0x7B;   // 0.11110.11 = 1.75 * 2^15 = kE5m2Max
-  static constexpr uint32_t kInfCode = 0x7C;   // 0.11111.00, the code above kMaxCode
-  static constexpr uint32_t kNanCode = 0x7E;   // 0.11111.10, the quiet NaN
+  static constexpr uint32_t kMaxCode = 0x7B;  // 0.11110.11 = 1.75 * 2^15 = kE5m2Max
+  static constexpr uint32_t kInfCode = 0x7C;  // 0.11111.00, the code above kMaxCode
+  static constexpr uint32_t kNanCode = 0x7E;  // 0.11111.10, the quiet NaN
   static constexpr bool kHasInfinity = true;
 };
 
@@ -74,7 +74,8 @@ MNIST_FP8_HOST_DEVICE inline float power_of_two(int e) {
 template <class Format>
 MNIST_FP8_HOST_DEVICE inline uint8_t encode_fp8(float x) {
   constexpr int kM = Format::kMantissaBits;
-  constexpr int kMinExponent = 1 - Format::kExponentBias;  // of the normals, and the subnormals' scale
+  constexpr int kMinExponent =
+      1 - Format::kExponentBias;  // of the normals, and the subnormals' scale
   const uint32_t bits = float_bits(x);
   const uint32_t sign = (bits >> 24) & kFp8SignBit;
   const uint32_t magnitude = bits & 0x7FFFFFFFu;

@@ -1,0 +1,252 @@
+// Times the FP8 GEMM of chapters/20_fp8 against cuBLASLt's FP8 matmul (e4m3 in, fp32 out) in the
+// same process, interleaved (interleaved.cuh).
+//   bench_gemm_fp8 [--csv FILE] [--only PREFIX]
+// Each case twice: the kernel that promotes its sums to fp32 every K tile against cuBLASLt with
+// CUBLASLT_MATMUL_DESC_FAST_ACCUM 0 (`promoted`), and the kernel that accumulates in the tensor
+// cores across K against FAST_ACCUM 1 (`fast`): like against like. Each result is first checked
+// against cuBLASLt's on the same inputs.
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "20_fp8/fp8_format.hpp"
+#include "20_fp8/fp8_gemm.cuh"
+#include "cuda_check.cuh"
+#include "event_timing.cuh"
+#include "gpu_info.hpp"
+#include "interleaved.cuh"
+#include "rng.hpp"
+
+using namespace mnist;
+
+namespace {
+
+constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
+
+void lt_check(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    throw std::runtime_error(std::string("cuBLASLt: ") + what + " failed (status " +
+                             std::to_string(int(status)) + ")");
+  }
+}
+
+// C (m x n, row-major) = scale_a scale_b A B^T with A (m x k) and B (n x k) row-major e4m3. In
+// cuBLAS's column-major terms C is D (n x m) = op(B') op(A'): B' is our B read as k x n and
+// transposed, A' our A read as k x m as it is: the "TN" layout FP8 requires.
+class LtFp8Gemm {
+ public:
+  LtFp8Gemm(cublasLtHandle_t handle, int m, int n, int k, const float* scale_a,
+            const float* scale_b, bool fast_accumulation, void* workspace)
+      : handle_(handle), workspace_(workspace) {
+    lt_check(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "desc");
+    const cublasOperation_t transposed = CUBLAS_OP_T, plain = CUBLAS_OP_N;
+    const int8_t fast = fast_accumulation ? 1 : 0;
+    set(CUBLASLT_MATMUL_DESC_TRANSA, &transposed, sizeof transposed);
+    set(CUBLASLT_MATMUL_DESC_TRANSB, &plain, sizeof plain);
+    set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_b, sizeof scale_b);  // cuBLAS's A is our B
+    set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_a, sizeof scale_a);
+    set(CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast, sizeof fast);
+    lt_check(cublasLtMatrixLayoutCreate(&a_, CUDA_R_8F_E4M3, k, n, k), "layout of B");
+    lt_check(cublasLtMatrixLayoutCreate(&b_, CUDA_R_8F_E4M3, k, m, k), "layout of A");
+    lt_check(cublasLtMatrixLayoutCreate(&c_, CUDA_R_32F, n, m, n), "layout of C");
+    cublasLtMatmulPreference_t preference;
+    lt_check(cublasLtMatmulPreferenceCreate(&preference), "preference");
+    lt_check(
+        cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                             &kLtWorkspaceBytes, sizeof kLtWorkspaceBytes),
+        "workspace preference");
+    int found = 0;
+    lt_check(cublasLtMatmulAlgoGetHeuristic(handle_, desc_, a_, b_, c_, c_, preference, 1,
+                                            &heuristic_, &found),
+             "heuristic");
+    lt_check(cublasLtMatmulPreferenceDestroy(preference), "preference destroy");
+    if (found == 0) throw std::runtime_error("cuBLASLt has no FP8 algorithm for this product");
+  }
+  ~LtFp8Gemm() {
+    cublasLtMatrixLayoutDestroy(a_);
+    cublasLtMatrixLayoutDestroy(b_);
+    cublasLtMatrixLayoutDestroy(c_);
+    cublasLtMatmulDescDestroy(desc_);
+  }
+  LtFp8Gemm(const LtFp8Gemm&) = delete;
+  LtFp8Gemm& operator=(const LtFp8Gemm&) = delete;
+
+  void run(const uint8_t* a, const uint8_t* b, float* c, cudaStream_t stream) const {
+    const float one = 1.0f, zero = 0.0f;
+    lt_check(cublasLtMatmul(handle_, desc_, &one, b, a_, a, b_, &zero, c, c_, c, c_,
+                            &heuristic_.algo, workspace_, kLtWorkspaceBytes, stream),
+             "matmul");
+  }
+
+ private:
+  void set(cublasLtMatmulDescAttributes_t attribute, const void* value, size_t bytes) {
+    lt_check(cublasLtMatmulDescSetAttribute(desc_, attribute, value, bytes), "desc attribute");
+  }
+  cublasLtHandle_t handle_;
+  void* workspace_;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
+  cublasLtMatmulHeuristicResult_t heuristic_{};
+};
+
+struct Case {
+  std::string name;
+  int m, n, k;
+};
+
+// Relative Frobenius-norm difference between two results of `count` floats on the device.
+double relative_difference(const float* c, const float* c_ref, size_t count) {
+  std::vector<float> mine(count), theirs(count);
+  CUDA_CHECK(cudaMemcpy(mine.data(), c, count * sizeof(float), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(theirs.data(), c_ref, count * sizeof(float), cudaMemcpyDeviceToHost));
+  double error = 0, norm = 0;
+  for (size_t i = 0; i < count; ++i) {
+    error += (double(mine[i]) - theirs[i]) * (double(mine[i]) - theirs[i]);
+    norm += double(theirs[i]) * theirs[i];
+  }
+  return std::sqrt(error / norm);
+}
+
+int run(int argc, char** argv) {
+  std::string csv_path, only;
+  const std::string usage = "usage: " + std::string(argv[0]) + " [--csv FILE] [--only PREFIX]";
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--csv" && i + 1 < argc) {
+      csv_path = argv[++i];
+    } else if (flag == "--only" && i + 1 < argc) {
+      only = argv[++i];
+    } else {
+      throw std::invalid_argument("unknown option or missing value: " + flag + "; " + usage);
+    }
+  }
+  const GpuInfo gpu = query_gpu();
+  int device = 0;
+  cudaDeviceProp properties{};
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
+  if (properties.major != 9 || properties.minor != 0) {
+    throw std::runtime_error("FP8 wgmma needs an H100-class GPU with sm_90a code; this is " +
+                             describe(gpu));
+  }
+  std::vector<Case> list;
+  for (const Case& c :
+       {Case{"square 4096", 4096, 4096, 4096}, Case{"square 8192", 8192, 8192, 8192}}) {
+    if (c.name.rfind(only, 0) == 0) list.push_back(c);
+  }
+  if (list.empty()) throw std::invalid_argument("no case starts with '" + only + "'");
+  const std::string date = utc_date();
+  std::printf("FP8 GEMM benchmark, chapters/20_fp8 vs cuBLASLt | %s | %s\n", describe(gpu).c_str(),
+              date.c_str());
+
+  size_t most = 0;
+  for (const Case& c : list) most = std::max({most, size_t(c.m) * c.k, size_t(c.n) * c.k});
+  std::vector<uint8_t> host(most);
+  SplitMix64 rng(2026);
+  for (uint8_t& x : host) x = encode_fp8<E4m3>(2 * rng.uniform01() - 1);
+  uint8_t *a = nullptr, *b = nullptr;
+  float *c = nullptr, *c_ref = nullptr, *scales = nullptr;
+  void* workspace = nullptr;
+  const size_t most_c = size_t(list.back().m) * list.back().n;
+  CUDA_CHECK(cudaMalloc(&a, most));
+  CUDA_CHECK(cudaMalloc(&b, most));
+  CUDA_CHECK(cudaMalloc(&c, most_c * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&c_ref, most_c * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&scales, 2 * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&workspace, kLtWorkspaceBytes));
+  CUDA_CHECK(cudaMemcpy(a, host.data(), most, cudaMemcpyHostToDevice));
+  std::reverse(host.begin(), host.end());
+  CUDA_CHECK(cudaMemcpy(b, host.data(), most, cudaMemcpyHostToDevice));
+  const float unit[2] = {1.0f, 1.0f};
+  CUDA_CHECK(cudaMemcpy(scales, unit, sizeof unit, cudaMemcpyHostToDevice));
+  cublasLtHandle_t handle;
+  lt_check(cublasLtCreate(&handle), "create");
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreate(&stream));
+  Events events;
+  CUDA_CHECK(cudaEventCreate(&events.start));
+  CUDA_CHECK(cudaEventCreate(&events.stop));
+
+  std::ofstream csv;
+  if (!csv_path.empty()) {
+    csv.open(csv_path);
+    if (!csv) throw std::runtime_error("cannot write " + csv_path);
+    csv << "date,gpu,max_sm_clock_mhz,driver,cuda_runtime,case,m,n,k,accumulation,fp8_graph_ms,"
+           "fp8_graph_tflops,cublaslt_graph_ms,cublaslt_graph_tflops,graph_fraction_of_cublaslt,"
+           "timing,pairs,cublaslt_graph_min_ms,cublaslt_graph_max_ms,sm_clock_min_mhz,"
+           "sm_clock_max_mhz\n";
+  }
+  std::printf("%-12s %-9s %9s %8s %11s %8s %8s %7s %9s\n", "case", "sums", "graph ms", "TFLOP/s",
+              "cuBLASLt ms", "TFLOP/s", "% graph", "spread", "SM MHz");
+  for (const Case& cs : list) {
+    const fp8::Fp8Problem problem{cs.m, cs.n, cs.k, a, b, scales, scales + 1, c};
+    for (const bool promoted : {true, false}) {
+      const LtFp8Gemm lt(handle, cs.m, cs.n, cs.k, scales, scales + 1, !promoted, workspace);
+      const auto mine = [&] {
+        if (promoted) {
+          fp8::launch_fp8_gemm<true>(problem, stream);
+        } else {
+          fp8::launch_fp8_gemm<false>(problem, stream);
+        }
+      };
+      const auto theirs = [&] { lt.run(a, b, c_ref, stream); };
+      CUDA_CHECK(cudaMemsetAsync(c, 0xFF, size_t(cs.m) * cs.n * sizeof(float), stream));
+      mine();
+      theirs();
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      const double relative = relative_difference(c, c_ref, size_t(cs.m) * cs.n);
+      if (!(relative < 1e-3)) {
+        throw std::runtime_error(cs.name + ": the FP8 kernel differs from cuBLASLt by " +
+                                 std::to_string(relative) + " (relative); not timing it");
+      }
+      const Comparison timed = compare(mine, theirs, events, stream);
+      const double flops = 2.0 * cs.m * cs.n * cs.k;
+      const auto tflops = [&](double ms) { return flops / ms / 1e9; };
+      const char* sums = promoted ? "promoted" : "fast";
+      std::printf(
+          "%-12s %-9s %9.4f %8.1f %11.4f %8.1f %7.1f%% %6.1f%% %4d-%4d\n", cs.name.c_str(), sums,
+          timed.mine.graph_ms, tflops(timed.mine.graph_ms), timed.theirs.graph_ms,
+          tflops(timed.theirs.graph_ms), 100 * timed.theirs.graph_ms / timed.mine.graph_ms,
+          100 * (timed.theirs.graph_max_ms - timed.theirs.graph_min_ms) / timed.theirs.graph_ms,
+          timed.clock.min_mhz, timed.clock.max_mhz);
+      std::fflush(stdout);
+      if (csv) {
+        csv << date << ",\"" << gpu.name << "\"," << gpu.max_sm_clock_mhz << ',' << gpu.driver
+            << ',' << gpu.runtime_version << ',' << cs.name << ',' << cs.m << ',' << cs.n << ','
+            << cs.k << ',' << sums << ',' << timed.mine.graph_ms << ','
+            << tflops(timed.mine.graph_ms) << ',' << timed.theirs.graph_ms << ','
+            << tflops(timed.theirs.graph_ms) << ',' << timed.theirs.graph_ms / timed.mine.graph_ms
+            << ",interleaved," << kPairs << ',' << timed.theirs.graph_min_ms << ','
+            << timed.theirs.graph_max_ms << ',' << timed.clock.min_mhz << ',' << timed.clock.max_mhz
+            << '\n';
+      }
+    }
+  }
+  CUDA_CHECK(cudaEventDestroy(events.start));
+  CUDA_CHECK(cudaEventDestroy(events.stop));
+  CUDA_CHECK(cudaStreamDestroy(stream));
+  lt_check(cublasLtDestroy(handle), "destroy");
+  for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c),
+                  static_cast<void*>(c_ref), static_cast<void*>(scales), workspace}) {
+    CUDA_CHECK(cudaFree(p));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "error: %s\n", error.what());
+    return 1;
+  }
+}
