@@ -4,17 +4,18 @@
     check_wgmma_waits.py BINARY
 
 wgmma reads its operands from shared memory asynchronously, after the instruction has issued; a
-warpgroup may give a stage back to the producer only once wgmma.wait_group has seen the groups
-that read it complete. A stage given back one group early is a race no run of the GEMM test
-showed on the H100, not even with the delays of the race-stress build (the tensor cores finish
-reading long before the copy engine can refill the stage: tools/mutants.txt,
-08_refill_before_its_wgmmas_are_done and 10_stage_returned_with_its_wgmmas_in_flight). The
-machine code shows it every time. In every function with HGMMA, each hand-back, an mbarrier
-arrival of a consumer (SYNCS.ARRIVE.TRANS64.A1T0, .RED.A1T0 to another block of the cluster) or a
-block barrier after which a stage is refilled (BAR.SYNC), must be preceded, looking back in
-address order, by a WARPGROUP.DEPBAR.LE gsb0 of 1 or less (wgmma.wait_group 1: every group but the
-newest is done, the newest reading another stage) before any HGMMA, and before the back edge of
-any loop with HGMMA in it (the stage of a loop's last group is given back after a wait for 0).
+warpgroup may give a stage back to the producer only once wgmma.wait_group has seen the groups that
+read it complete. A stage given back one group early is a race no run of the GEMM test showed on the
+H100, not even with the delays of the race-stress build (the tensor cores finish reading long before
+the copy engine can refill the stage: tools/mutants.txt, 08_refill_before_its_wgmmas_are_done and
+10_stage_returned_with_its_wgmmas_in_flight). The machine code shows it every time. In every
+function with HGMMA (QGMMA for FP8), each hand-back, an mbarrier arrival of a consumer
+(SYNCS.ARRIVE.TRANS64.A1T0, .RED.A1T0 to another block of the cluster) or a block barrier after
+which a stage is refilled (BAR.SYNC), must be preceded, looking back in address order, by a
+WARPGROUP.DEPBAR.LE gsb0 of 1 or less (wgmma.wait_group 1: every group but the newest is done, the
+newest reading another stage) before any HGMMA, and before the back edge of any loop with HGMMA in
+it unless each pass of the loop waits for 0 after its last HGMMA (the stage of a loop's last group
+is given back after a wait for 0).
 
 Exit 77 (SKIP) without cuobjdump or without sm_90a machine code; 1 with one line per fault, or
 where no function with HGMMA gives a stage back, so the check cannot pass by finding none.
@@ -28,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from check_fences import functions, read_sass  # noqa: E402
 
 HAND_BACK = re.compile(r"^(SYNCS\.ARRIVE\.TRANS64(\.RED)?\.A1T0|BAR\.SYNC)\b")
-HGMMA = re.compile(r"^HGMMA\b")
+HGMMA = re.compile(r"^[HQ]GMMA\b")  # QGMMA: an FP8 wgmma
 WAIT = re.compile(r"^WARPGROUP\.DEPBAR\.LE gsb0, 0x([0-9a-f]+)")
 BRANCH = re.compile(r"^BRA(?:\.[A-Z.]+)? 0x([0-9a-f]+)")
 
@@ -46,8 +47,18 @@ def fault(body, i):
         branch = BRANCH.match(text)
         if branch and int(branch.group(1), 16) < address:  # a loop's back edge
             first = int(branch.group(1), 16)
-            if any(HGMMA.match(t) for a, t in body if first <= a < address):
-                return f"after the loop ending at {address:#x}, whose wgmmas no wait follows"
+            loop = [t for a, t in body if first <= a < address]
+            if any(HGMMA.match(t) for t in loop):
+                # Past the loop, its last group is done only if each pass waits for 0 after its
+                # last wgmma.
+                for t in reversed(loop):
+                    if WAIT.match(t):
+                        if int(WAIT.match(t).group(1), 16) == 0:
+                            return None
+                        break
+                    if HGMMA.match(t):
+                        break
+                return f"after the loop ending at {address:#x}, whose wgmmas no wait for 0 follows"
     return None
 
 

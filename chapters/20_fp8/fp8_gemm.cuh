@@ -1,17 +1,25 @@
 // An FP8 GEMM on Hopper's tensor cores, C = s_a s_b (A B^T): A (m x k) and B (n x k) in e4m3,
 // both K-major (row-major with k contiguous), s_a and s_b the per-tensor factors that undo their
-// quantisation (fp8_format.hpp), C (m x n) in fp32. A prototype for the FP8 chapter: chapter 10's
-// warp-specialised persistent kernel with three changes.
+// quantisation (fp8_format.hpp), C (m x n) in fp32. Chapter 11's kernel with two changes.
 //
-//   bytes are bytes   a K tile of 128 e4m3 is one 128-byte swizzled row, the same bytes as
-//                     chapter 07's 64 halves: the ring, the swizzle, the descriptors and the
-//                     32-byte K step carry over; TMA reads the operands as UINT8.
-//   the instruction   wgmma.m64n192k32.f32.e4m3.e4m3: both operands K-major, no transpose
-//                     (FP8 wgmma has none); 4 of them per K tile.
-//   promotion         the tensor cores add an FP8 product chain in reduced precision; every K
-//                     tile the consumer waits for its wgmmas and adds their result to an fp32
-//                     total in ordinary registers. A 64 x 256 consumer tile would need 256
-//                     registers for both sets: the tile is 64 x 192.
+//   bytes are bytes   a K tile of 128 e4m3 is one 128-byte swizzled row, the bytes of chapter
+//                     07's 64 halves. Read as 16-bit elements (as_halves), the operands go through
+//                     chapter 11's tensor maps, producer, schedule and TMA-store epilogue as they
+//                     are; only the consumer's instruction changes: wgmma.m64n128k32.e4m3, both
+//                     operands K-major (FP8 wgmma has no transpose), 32 bytes of K a step.
+//   promotion         the tensor cores add an FP8 product chain keeping 13 bits below its largest
+//                     term (measured: test_gemm_fp8). Each K tile's products start from zero in a
+//                     64 x 128 part and join an fp32 total in ordinary registers once their
+//                     wgmmas are done: the error of a sum then grows with K as fp32's does.
+//
+//   consumer (64 x 256 of C, one K tile):
+//     half 0: 4 wgmma -> part, wait 0, total[cols   0-127] += part
+//     half 1: 4 wgmma -> part, wait 0, total[cols 128-255] += part, stage released
+//   the two consumers in turns (wait_turn):
+//     tensor cores  | c0 h0 | c1 h0 | c0 h1 | c1 h1 | c0 h0 ...
+//     c0            | mma   | add   | mma   | add   |
+//     c1            | wait  | mma   | add   | mma   |
+// 64 part + 128 total registers fit where two 128-register sets would not.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -19,21 +27,16 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "07_tma/tma.cuh"
-#include "08_wgmma/wgmma.cuh"
-#include "09_warp_specialized/roles.cuh"
-#include "cuda_check.cuh"
-#include "occupancy.cuh"
+#include "11_clusters/gemm.cuh"
 
 namespace mnist::fp8 {
 
-using namespace wgmma;
-using namespace warp_specialized;
+using namespace clusters;
 
-// C = scale_a scale_b (A B^T); the scales are device pointers, so that a delayed scale computed on
-// the GPU needs no trip to the host.
+// C = scale_a scale_b (A B^T); the scales are device pointers, so that a scale computed on the GPU
+// needs no trip to the host.
 struct Fp8Problem {
-  int m, n, k;
+  int m, n, k;       // k: a multiple of 16 (TMA's row pitch)
   const uint8_t* a;  // m x k e4m3, row r at a + r k
   const uint8_t* b;  // n x k e4m3
   const float* scale_a;
@@ -41,59 +44,44 @@ struct Fp8Problem {
   float* c;  // m x n
 };
 
-constexpr int kFp8WgmmaN = 192;
-constexpr int kFp8WgmmaK = 32;            // e4m3 per wgmma: 32 bytes of K
-constexpr int kFp8TileK = kSwizzleBytes;  // 128 e4m3 per K tile
-constexpr int kFp8Accumulators = kWgmmaM * kFp8WgmmaN / kWarpgroupThreads;  // 96 per thread
-constexpr int kBlockTileM = 128;  // two consumer warpgroups of 64 rows
-constexpr int kBlockTileN = kFp8WgmmaN;
-constexpr int kConsumers = kBlockTileM / kWgmmaM;
-constexpr int kThreads = (1 + kConsumers) * kWarpgroupThreads;
-constexpr int kConsumerWarps = kConsumers * kWarpgroupThreads / 32;
-constexpr int kStages = 5;
-constexpr int kGroupTileRows = 16;
-static_assert(kFp8TileK / kFp8WgmmaK * kFp8WgmmaK == kFp8TileK, "whole wgmmas per K tile");
-static_assert(kFp8WgmmaK == int(k_step_bytes<SwizzledTile<kBlockTileM, true>>()),
-              "an e4m3 K step covers the bytes of chapter 08's k16 step");
+constexpr int kFp8TileK = kTileK * int(sizeof(__half));  // 128 e4m3 per K tile
+constexpr int kFp8WgmmaN = kWgmmaN / 2;                  // a half of the consumer's 256 columns
+constexpr int kFp8WgmmaK = 32;  // e4m3 per wgmma: 32 bytes of K, chapter 08's k16 step
+constexpr int kPartAccumulators = kAccumulators / 2;
+using Ring = RingFor<Op::N, Op::T>;  // both operands K-major
+using HalfTile = HalfB<Ring>;        // 128 rows of the B tile: one half's operand
+static_assert(kFp8WgmmaK == int(k_step_bytes<Ring::A>()), "an e4m3 step is a k16 step's bytes");
 
-// The ring of chapter 07 for K-major A and B: its tile of kTileK halves is kFp8TileK e4m3.
-using Ring = TmaRing<kBlockTileM, kBlockTileN, Op::N, Op::T, kStages, 2>;
-constexpr int kSmemBytes = Ring::kSmemBytes;
-
-__host__ __device__ inline int tile_count(const Fp8Problem& p) {
-  return (p.m + kBlockTileM - 1) / kBlockTileM * ((p.n + kBlockTileN - 1) / kBlockTileN);
+// The e4m3 operands as 16-bit elements (k / 2 per row) for chapter 11's maps and producer.
+inline GemmProblem as_halves(const Fp8Problem& p) {
+  GemmProblem halves;
+  halves.m = p.m;
+  halves.n = p.n;
+  halves.k = p.k / 2;
+  halves.a = reinterpret_cast<const __half*>(p.a);
+  halves.op_a = Op::N;
+  halves.b = reinterpret_cast<const __half*>(p.b);
+  halves.op_b = Op::T;
+  halves.c = p.c;
+  return halves;
 }
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
-// Chapter 10's grouped order: groups of kGroupTileRows tile rows, column by column in a group.
-__device__ __forceinline__ void tile_origin(const Fp8Problem& p, int tile, int& row0, int& col0) {
-  const int tiles_m = (p.m + kBlockTileM - 1) / kBlockTileM;
-  const int tiles_n = (p.n + kBlockTileN - 1) / kBlockTileN;
-  const int per_group = kGroupTileRows * tiles_n;
-  const int first_row = tile / per_group * kGroupTileRows;
-  const int group_rows = min(tiles_m - first_row, kGroupTileRows);
-  const int in_group = tile % per_group;
-  row0 = (first_row + in_group % group_rows) * kBlockTileM;
-  col0 = in_group / group_rows * kBlockTileN;
-}
-
-// d = A . B + (accumulate ? d : 0) for a 64 x 192 x 32 step of this warpgroup, both operands
-// K-major.
-__device__ __forceinline__ void wgmma_m64n192k32_e4m3(float (&d)[kFp8Accumulators], uint64_t a,
-                                                      uint64_t b, bool accumulate) {
+// d = A . B + (accumulate ? d : 0) for a 64 x 128 x 32 step of this warpgroup, e4m3 operands
+// whose descriptors are a and b, d the first of 64 accumulators in chapter 08's layout.
+__device__ __forceinline__ void wgmma_m64n128k32_e4m3(float* d, uint64_t a, uint64_t b,
+                                                      bool accumulate) {
   asm volatile(
       "{\n"
       ".reg .pred accumulate;\n"
-      "setp.ne.b32 accumulate, %98, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 {"
+      "setp.ne.b32 accumulate, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {"
       "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
       "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
       "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
-      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
-      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
-      "}, %96, %97, accumulate, 1, 1;\n"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, %64, %65, accumulate, 1, 1;\n"
       "}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
         "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
@@ -104,135 +92,166 @@ __device__ __forceinline__ void wgmma_m64n192k32_e4m3(float (&d)[kFp8Accumulator
         "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
         "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
         "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
-        "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
-        "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
-        "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
-        "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
-        "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+        "+f"(d[63])
       : "l"(a), "l"(b), "r"(int(accumulate)));
 }
 
-// The producer (one thread), as chapter 10's: every K tile of every tile of this block.
-__device__ __forceinline__ void produce(const CUtensorMap& map_a, const CUtensorMap& map_b,
-                                        const Fp8Problem& p, uint32_t ring, uint32_t full,
-                                        uint32_t empty) {
-  const int k_tiles = (p.k + kFp8TileK - 1) / kFp8TileK;
-  int stage = 0;
-  uint32_t phase = 0;
-  for (int tile = blockIdx.x; tile < tile_count(p); tile += gridDim.x) {
-    int row0, col0;
-    tile_origin(p, tile, row0, col0);
-    for (int t = 0; t < k_tiles; ++t) {
-      const uint32_t full_barrier = full + stage * sizeof(uint64_t);
-      mbarrier_wait(empty + stage * sizeof(uint64_t), phase ^ 1);
-      mbarrier_arrive_expect_tx(full_barrier, Ring::kStageBytes);
-      const uint32_t a = ring + stage * Ring::kStageBytes;
-      tma_load_tile<Ring::A>(map_a, a, row0, t * kFp8TileK, full_barrier);
-      tma_load_tile<Ring::B>(map_b, a + Ring::A::kBytes, col0, t * kFp8TileK, full_barrier);
-      if (++stage == kStages) stage = 0, phase ^= 1;
-    }
+// The wgmmas of one half of a K tile: this warpgroup's 64 rows of A at `a` times the 128 rows of
+// B at `b` (shared addresses), uncommitted.
+__device__ __forceinline__ void multiply_half(float* d, uint32_t a, uint32_t b, bool accumulate) {
+#pragma unroll
+  for (int k = 0; k < kFp8TileK / kFp8WgmmaK; ++k) {
+    wgmma_m64n128k32_e4m3(d, matrix_descriptor<Ring::A>(a + k * kFp8WgmmaK),
+                          matrix_descriptor<HalfTile>(b + k * kFp8WgmmaK), accumulate || k > 0);
   }
 }
 
-// A consumer warpgroup: rows [64 consumer, 64 consumer + 64) of every tile of this block. Each K
-// tile's wgmmas start from zero (kPromote) and their sum joins the fp32 total once they are done;
-// without kPromote they accumulate across K in the tensor cores, as chapter 10's do.
+// The consumers take turns at the tensor cores: consumer c waits on named barrier 3 + c (chapter
+// 10's warpgroup_sync holds 1 and 2) until the other has issued its wgmmas, then issues its own and
+// passes the turn. Left to themselves, both consumers' wgmmas run side by side, finish together
+// and leave the tensor cores idle while both add; in turns, one adds while the other multiplies.
+__device__ __forceinline__ void wait_turn(int consumer) {
+  if (consumer == 0) {
+    asm volatile("bar.sync 3, %0;\n" ::"n"(kConsumers * kWarpgroupThreads) : "memory");
+  } else {
+    asm volatile("bar.sync 4, %0;\n" ::"n"(kConsumers * kWarpgroupThreads) : "memory");
+  }
+}
+__device__ __forceinline__ void pass_turn(int consumer) {
+  if (consumer == 0) {
+    asm volatile("bar.arrive 4, %0;\n" ::"n"(kConsumers * kWarpgroupThreads) : "memory");
+  } else {
+    asm volatile("bar.arrive 3, %0;\n" ::"n"(kConsumers * kWarpgroupThreads) : "memory");
+  }
+}
+
+// A consumer warpgroup: rows [consumer * 64, consumer * 64 + 64) of every tile of this block, as
+// chapter 11's. kPromote: each half of a K tile into `part`, added to the total once done (the
+// figure above); otherwise both halves accumulate in the tensor cores across K, as chapter 11's.
 template <bool kPromote>
-__device__ __forceinline__ void consume(int consumer, const Fp8Problem& p, uint32_t ring,
-                                        uint32_t full, uint32_t empty) {
-  const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
-  const int k_tiles = (p.k + kFp8TileK - 1) / kFp8TileK;
-  const float scale = *p.scale_a * *p.scale_b;
-  float acc[kFp8Accumulators] = {};
-  float total[kFp8Accumulators];
+__device__ __forceinline__ void consume(int consumer, const GemmProblem& p, float scale,
+                                        uint32_t ring, uint32_t full, uint32_t empty,
+                                        const CUtensorMap& map_c, bool store_by_tma,
+                                        uint32_t staging) {
+  const int lane = threadIdx.x % 32;
+  const int k_tiles = (p.k + kTileK - 1) / kTileK;
+  const bool paired = columns_paired<EpilogueKind::kStore>(p);
+  const uint32_t rank = cluster_rank();
+  const uint32_t release = cluster_address(empty, lane % kClusterBlocks);
+  float total[kAccumulators] = {};
+  float part[kPartAccumulators];
   int stage = 0;
   uint32_t phase = 0;
-  for (int tile = blockIdx.x; tile < tile_count(p); tile += gridDim.x) {
+  if (kPromote && consumer == 1) pass_turn(consumer);  // consumer 0 goes first
+  for (int pair = blockIdx.x / kClusterBlocks; pair < pair_count(p);
+       pair += gridDim.x / kClusterBlocks) {
     int row0, col0;
-    tile_origin(p, tile, row0, col0);
+    tile_origin(p, pair, rank, row0, col0);
+    int previous = 0;
     for (int t = 0; t < k_tiles; ++t) {
       mbarrier_wait(full + stage * sizeof(uint64_t), phase);
       const uint32_t a = ring + stage * Ring::kStageBytes + consumer * kWarpgroupRowsBytes;
       const uint32_t b = ring + stage * Ring::kStageBytes + Ring::A::kBytes;
-      wgmma_fence();
+      if constexpr (kPromote) {
 #pragma unroll
-      for (int k = 0; k < kFp8TileK / kFp8WgmmaK; ++k) {
-        wgmma_m64n192k32_e4m3(acc, matrix_descriptor<Ring::A>(a + k * kFp8WgmmaK),
-                              matrix_descriptor<Ring::B>(b + k * kFp8WgmmaK),
-                              k > 0 || (!kPromote && t > 0));
-      }
-      wgmma_commit();
-      wgmma_wait<0>();  // this K tile's wgmmas are done: its stage goes back to the producer
-      if (lane == 0) mbarrier_arrive(empty + stage * sizeof(uint64_t));
+        for (int h = 0; h < 2; ++h) {
+          wait_turn(consumer);
+          wgmma_fence();
+          multiply_half(part, a, b + h * HalfTile::kBytes, false);
+          wgmma_commit();
+          pass_turn(consumer);
+          wgmma_wait<0>();
 #pragma unroll
-      for (int i = 0; i < kFp8Accumulators; ++i) {
-        asm volatile("" : "+f"(acc[i])::"memory");  // written by the wgmmas, behind the compiler
-        if (kPromote) total[i] = t == 0 ? acc[i] : total[i] + acc[i];
+          for (int i = 0; i < kPartAccumulators; ++i) {
+            asm volatile("" : "+f"(part[i])::"memory");  // written by the wgmmas
+            total[h * kPartAccumulators + i] += part[i];
+          }
+        }
+        if (lane < kClusterBlocks) mbarrier_arrive_cluster(release + stage * sizeof(uint64_t));
+      } else {
+        wgmma_fence();
+        multiply_half(total, a, b, t > 0);
+        multiply_half(total + kPartAccumulators, a, b + HalfTile::kBytes, t > 0);
+        wgmma_commit();
+        wgmma_wait<1>();  // K tile t - 1's wgmmas are done: its stage goes back
+        if (t > 0 && lane < kClusterBlocks) {
+          mbarrier_arrive_cluster(release + previous * sizeof(uint64_t));
+        }
       }
+      previous = stage;
       if (++stage == kStages) stage = 0, phase ^= 1;
     }
-    // The layout of chapter 08's accumulators: d[4 i + 2 h + j] is row 16 warp + lane / 4 + 8 h,
-    // column 8 i + 2 (lane % 4) + j of the warpgroup's 64 x 192.
-#pragma unroll
-    for (int i = 0; i < kFp8Accumulators; ++i) {
-      const int row = row0 + consumer * kWgmmaM + warp * 16 + lane / 4 + 8 * (i / 2 % 2);
-      const int col = col0 + 8 * (i / 4) + 2 * (lane % 4) + i % 2;
-      if (row < p.m && col < p.n) {
-        p.c[size_t(row) * p.n + col] = scale * (kPromote ? total[i] : acc[i]);
-      }
+    if constexpr (!kPromote) {
+      wgmma_wait<0>();
+      if (lane < kClusterBlocks) mbarrier_arrive_cluster(release + previous * sizeof(uint64_t));
     }
+    accumulators_settled(total);
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) total[i] *= scale;
+    if (store_by_tma) {
+      store_accumulators(map_c, total, consumer, staging, row0 + consumer * kWgmmaM, col0);
+    } else {
+      finish_accumulators<EpilogueKind::kStore>(p, total, row0 + consumer * kWgmmaM, col0, paired);
+    }
+#pragma unroll
+    for (int i = 0; i < kAccumulators; ++i) total[i] = 0.0f;
   }
+  if (kPromote && consumer == 0) wait_turn(consumer);  // the turn passed after the last wgmmas
+  if (threadIdx.x % kWarpgroupThreads == 0) bulk_wait_all();
 }
 
 #endif  // sm_90a
 
+// Chapter 11's kernel with the FP8 consumer; p is the problem as_halves.
 template <bool kPromote>
 __global__ void __launch_bounds__(kThreads, 1)
     fp8_gemm_kernel(const __grid_constant__ CUtensorMap map_a,
-                    const __grid_constant__ CUtensorMap map_b, const Fp8Problem p) {
+                    const __grid_constant__ CUtensorMap map_b,
+                    const __grid_constant__ CUtensorMap map_c, bool store_by_tma,
+                    const __grid_constant__ GemmProblem p, const float* scale_a,
+                    const float* scale_b) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(16) uint8_t smem[];
   const uint32_t ring = ring_start(smem);
-  const uint32_t full = ring + kStages * Ring::kStageBytes;
+  const uint32_t staging = ring + kStages * Ring::kStageBytes;
+  const uint32_t full = staging + kStagingBytes;
   const uint32_t empty = full + kStages * sizeof(uint64_t);
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(full + s * sizeof(uint64_t), 1);
-      mbarrier_init(empty + s * sizeof(uint64_t), kConsumerWarps);
+      mbarrier_init(empty + s * sizeof(uint64_t), kClusterBlocks * kConsumerWarps);
     }
+    fence_barrier_init();
     fence_proxy_async();
   }
-  __syncthreads();
+  cluster_sync();
   const int warpgroup = threadIdx.x / kWarpgroupThreads;
   if (warpgroup == 0) {
     setmaxnreg_dec<kProducerRegisters>();
-    if (threadIdx.x == 0) produce(map_a, map_b, p, ring, full, empty);
+    if (threadIdx.x == 0) produce<Ring>(map_a, map_b, p, ring, full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegisters>();
-    consume<kPromote>(warpgroup - 1, p, ring, full, empty);
+    consume<kPromote>(warpgroup - 1, p, *scale_a * *scale_b, ring, full, empty, map_c,
+                      store_by_tma, staging + (warpgroup - 1) * kStoreBuffers * kStoreBoxBytes);
   }
 #else
-  __trap();  // built without sm_90a
+  __trap();  // built without sm_90a: see wgmma.cuh
 #endif
 }
 
-// An e4m3 operand of `rows` rows of k bytes, read in boxes of one K tile by `box_rows` rows.
-inline CUtensorMap fp8_operand_map(const uint8_t* x, int k, int rows, int box_rows) {
-  return encode_tensor_map(const_cast<uint8_t*>(x), CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, k, rows,
-                           kFp8TileK, box_rows, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                           "an e4m3 operand");
-}
-
-// Needs k a multiple of 16 (TMA's row pitch) and a GPU with sm_90a code.
+// Needs k a multiple of 16 and a GPU with sm_90a code.
 template <bool kPromote = true>
-void launch_fp8_gemm(const Fp8Problem& p, cudaStream_t stream) {
+void launch_fp8_gemm(const Fp8Problem& fp8, cudaStream_t stream) {
+  const GemmProblem p = as_halves(fp8);
   const auto kernel = fp8_gemm_kernel<kPromote>;
-  static const int resident = resident_blocks(kernel, kThreads, kSmemBytes);
-  const CUtensorMap map_a = fp8_operand_map(p.a, p.k, p.m, kBlockTileM);
-  const CUtensorMap map_b = fp8_operand_map(p.b, p.k, p.n, kBlockTileN);
-  const int blocks = std::min(tile_count(p), resident);
-  kernel<<<blocks, kThreads, kSmemBytes, stream>>>(map_a, map_b, p);
-  CUDA_CHECK(cudaGetLastError());
+  static const int resident = resident_clusters(kernel, kSmemBytes<Ring>);
+  const TensorMaps<Ring::A, HalfTile> maps(p);
+  const bool store_by_tma = stores_by_tma(p);
+  const CUtensorMap map_c = store_by_tma ? store_map(p) : CUtensorMap{};
+  const int blocks = kClusterBlocks * std::min(pair_count(p), resident);
+  const ClusterLaunch launch(kClusterBlocks, blocks, kThreads, kSmemBytes<Ring>, stream);
+  CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, maps.a, maps.b, map_c, store_by_tma, p,
+                                fp8.scale_a, fp8.scale_b));
 }
 
 }  // namespace mnist::fp8
