@@ -174,9 +174,11 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  // m, n, k: M = 1, N = 10, K = 784, primes past every tile, whole tiles, and a long K.
-  const int shapes[][3] = {{1, 10, 784},    {17, 31, 48},    {128, 192, 128},    {129, 193, 272},
-                           {257, 385, 784}, {131, 10, 1040}, {1000, 1000, 1024}, {512, 576, 8192}};
+  // m, n, k: M = 1, N = 10, K = 784, primes past every tile, whole tiles, a long K, and more
+  // pairs of tiles (9 x 17) than an H100 runs clusters at once, so that a block computes several.
+  const int shapes[][3] = {{1, 10, 784},       {17, 31, 48},    {128, 192, 128},
+                           {129, 193, 272},    {257, 385, 784}, {131, 10, 1040},
+                           {1000, 1000, 1024}, {512, 576, 8192}, {2049, 4100, 144}};
   for (const auto& s : shapes) {
     const Error e = run<true>(s[0], s[1], s[2], bits, 7 + s[0] * 31 + s[2]);
     const std::string what = std::to_string(s[0]) + " x " + std::to_string(s[1]) + " x " +
