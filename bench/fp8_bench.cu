@@ -191,7 +191,8 @@ int run(int argc, char** argv) {
   for (const Case& cs : list) {
     const fp8::Fp8Problem problem{cs.m, cs.n, cs.k, a, b, scales, scales + kScaleStride, c};
     for (const bool promoted : {true, false}) {
-      const LtFp8Gemm lt(handle, cs.m, cs.n, cs.k, scales, scales + kScaleStride, !promoted, workspace);
+      const LtFp8Gemm lt(handle, cs.m, cs.n, cs.k, scales, scales + kScaleStride, !promoted,
+                         workspace);
       const auto mine = [&] {
         if (promoted) {
           fp8::launch_fp8_gemm<true>(problem, stream);

@@ -231,8 +231,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) produce<Ring>(map_a, map_b, p, ring, full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegisters>();
-    consume<kPromote>(warpgroup - 1, p, *scale_a * *scale_b, ring, full, empty, map_c,
-                      store_by_tma, staging + (warpgroup - 1) * kStoreBuffers * kStoreBoxBytes);
+    consume<kPromote>(warpgroup - 1, p, *scale_a * *scale_b, ring, full, empty, map_c, store_by_tma,
+                      staging + (warpgroup - 1) * kStoreBuffers * kStoreBoxBytes);
   }
 #else
   __trap();  // built without sm_90a: see wgmma.cuh

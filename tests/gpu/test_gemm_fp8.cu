@@ -75,8 +75,8 @@ std::vector<float> multiply(int m, int n, int k, const std::vector<uint8_t>& a,
 }
 
 // How many bits below its largest term the tensor cores keep of a sum: C = 256 + 2^(8 - j) for
-// j = 9 .. 23 (fp32 holds them all; 16 x 16 and 2^-9 x 2^(17 - j), all exact e4m3 products). Returns the largest j
-// whose small term survives, with every smaller j surviving too.
+// j = 9 .. 23 (fp32 holds them all; 16 x 16 and 2^-9 x 2^(17 - j), all exact e4m3 products).
+// Returns the largest j whose small term survives, with every smaller j surviving too.
 template <bool kPromote>
 int kept_bits() {
   constexpr int kFirst = 9, kLast = kFloatMantissaBits, n = kLast - kFirst + 1, k = fp8::kFp8TileK;
@@ -110,8 +110,8 @@ Error run(int m, int n, int k, int bits, uint64_t seed) {
   constexpr int kTerms = fp8::kFp8WgmmaK + 1;
   SplitMix64 rng(seed);
   const Quantised a = quantise(m, k, rng), b = quantise(n, k, rng);
-  const std::vector<float> c = multiply<kPromote>(m, n, k, a.codes, b.codes,
-                                                  {a.unscale, b.unscale});
+  const std::vector<float> c =
+      multiply<kPromote>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
   const double scale = double(a.unscale) * b.unscale, cut = std::ldexp(1.0, -bits);
   Error e;
   for (int i = 0; i < m; ++i) {
@@ -169,15 +169,15 @@ int main(int argc, char** argv) {
     std::printf("k,worst_promoted,worst_unpromoted,bound_ratio_promoted,bound_ratio_unpromoted\n");
     for (int k = 128; k <= 65536; k *= 2) {
       const Error p = run<true>(256, 192, k, bits, k), u = run<false>(256, 192, k, bits, k);
-      std::printf("%d,%.3e,%.3e,%.3f,%.3f\n", k, p.worst_relative, u.worst_relative,
-                  p.worst_ratio, u.worst_ratio);
+      std::printf("%d,%.3e,%.3e,%.3f,%.3f\n", k, p.worst_relative, u.worst_relative, p.worst_ratio,
+                  u.worst_ratio);
     }
     return 0;
   }
   // m, n, k: M = 1, N = 10, K = 784, primes past every tile, whole tiles, a long K, and more
   // pairs of tiles (9 x 17) than an H100 runs clusters at once, so that a block computes several.
-  const int shapes[][3] = {{1, 10, 784},       {17, 31, 48},    {128, 192, 128},
-                           {129, 193, 272},    {257, 385, 784}, {131, 10, 1040},
+  const int shapes[][3] = {{1, 10, 784},       {17, 31, 48},     {128, 192, 128},
+                           {129, 193, 272},    {257, 385, 784},  {131, 10, 1040},
                            {1000, 1000, 1024}, {512, 576, 8192}, {2049, 4100, 144}};
   for (const auto& s : shapes) {
     const Error e = run<true>(s[0], s[1], s[2], bits, 7 + s[0] * 31 + s[2]);
