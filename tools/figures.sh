@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Redraws every figure of docs/figures/ in one go, from the committed CSVs and the headers:
-#   tools/plot.py             loss_curves.png, gemm_tflops.png, epilogue_versions.png
+#   tools/plot.py             loss_curves.png, gemm_tflops.png, epilogue_versions.png,
+#                             fp8_error_vs_k.png
 #                             (docs/results/)
 #   tools/plot_comparison.py  comparison_time.png, comparison_speedup.png, comparison_loss.png,
 #                             comparison_table.md (docs/results/comparison/), and the same

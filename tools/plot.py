@@ -8,7 +8,8 @@ Reads only CSVs: training/*steps.csv.gz and training/<chapter>_epochs.csv writte
 chapter column), gemm/cases/<chapter>/median.csv written by bench/median_runs.py (each
 chapter's GEMM against cuBLAS, the median of three processes), and
 alternatives/06_fused_step/epilogue_versions.csv (ms per step of
-each version of chapter 06's epilogue, taken from the run logs it names). Writes:
+each version of chapter 06's epilogue, taken from the run logs it names) and
+fp8_accumulation/error_vs_k.csv. Writes:
   loss_curves.png        the reference chapter's loss over the whole run, and every other
                          chapter's difference from it (chapters equal at every step drawn once;
                          a chapter of the repository without a CSV named)
@@ -16,6 +17,9 @@ each version of chapter 06's epilogue, taken from the run logs it names). Writes
                          chapter: the median over the chapters, their range as a line) at the
                          headline shapes; a shape a chapter has no row for is marked "not timed"
   epilogue_versions.png  chapter 06's epilogue, version by version
+  fp8_error_vs_k.png     the FP8 product's largest error as K grows, promoted into fp32 every K
+                         tile and accumulated in the tensor cores
+                         (fp8_accumulation/error_vs_k.csv, from `test_gemm_fp8 sweep`)
 """
 import glob
 import os
@@ -138,6 +142,27 @@ def epilogue_versions(results, figures):
     save(fig, figures, "epilogue_versions.png")
 
 
+def fp8_error_vs_k(results, figures):
+    path = os.path.join(results, "fp8_accumulation", "error_vs_k.csv")
+    if not os.path.exists(path):
+        return
+    sweep = pd.read_csv(path).melt(id_vars="k", value_vars=["worst_promoted", "worst_unpromoted"],
+                                   var_name="sums", value_name="error")
+    sweep["sums"] = sweep["sums"].map({
+        "worst_promoted": "promoted into fp32 every K tile (128)",
+        "worst_unpromoted": "accumulated in the tensor cores"})
+    fig, ax = plt.subplots(figsize=(7, 4))
+    sns.lineplot(data=sweep, x="k", y="error", hue="sums", marker="o", palette="colorblind", ax=ax)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("K (products per element)")
+    ax.set_ylabel("largest |C - float64| / sum |a b|")
+    ax.set_title("FP8 (e4m3) product, 256 x 192 x K, against float64 of its inputs")
+    ax.legend(title="")
+    fig.tight_layout()
+    save(fig, figures, "fp8_error_vs_k.png")
+
+
 def main():
     results = sys.argv[1] if len(sys.argv) > 1 else "docs/results"
     figures = sys.argv[2] if len(sys.argv) > 2 else "docs/figures"
@@ -146,6 +171,7 @@ def main():
     loss_curves(results, figures)
     gemm_throughput(results, figures)
     epilogue_versions(results, figures)
+    fp8_error_vs_k(results, figures)
 
 
 if __name__ == "__main__":

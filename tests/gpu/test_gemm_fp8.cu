@@ -2,7 +2,8 @@
 // quantised to e4m3 with a per-tensor power-of-two scale as the trainer would, multiplied on the
 // GPU, compared with the float64 product of the very values the codes stand for. Shapes: M = 1,
 // primes, N = 10, K = 784, tails of every tile. Every element of C is poisoned (NaN) first.
-//   test_gemm_fp8 [sweep]   sweep: the largest error as K grows, with and without promotion
+//   test_gemm_fp8 [sweep]   sweep: the error as K grows, with and without promotion: the largest
+//                           against sum |ab| and against the bound, and ||C - ref|| / ||ref||
 // The tolerance: a product of two e4m3 values is exact, so all error is in the sums. The test
 // first measures how many bits below a sum's largest term the tensor cores keep (kept_bits), then
 // bounds each element's error from that count and the terms each wgmma adds (run).
@@ -100,8 +101,9 @@ int kept_bits() {
 // `bits` below it, so a step loses less than kTerms 2^-bits of its largest term (its accumulator
 // or a product); with promotion each K tile's sum starts from zero and joins an fp32 total.
 struct Error {
-  double worst_ratio = 0.0;     // max |C - reference| / bound
-  double worst_relative = 0.0;  // max |C - reference| / sum_k |a b|
+  double worst_ratio = 0.0;                             // max |C - reference| / bound
+  double worst_relative = 0.0;                          // max |C - reference| / sum_k |a b|
+  double squared_error = 0.0, squared_reference = 0.0;  // their ratio's root: the result's error
   long not_finite = 0;
 };
 
@@ -145,6 +147,8 @@ Error run(int m, int n, int k, int bits, uint64_t seed) {
       }
       e.worst_ratio = std::fmax(e.worst_ratio, error / bound);
       if (terms > 0) e.worst_relative = std::fmax(e.worst_relative, error / (scale * terms));
+      e.squared_error += error * error;
+      e.squared_reference += scale * total * scale * total;
     }
   }
   return e;
@@ -166,11 +170,16 @@ int main(int argc, char** argv) {
   std::printf("the tensor cores keep %d bits below a sum's largest term (%d without promotion)\n",
               bits, bits_unpromoted);
   if (argc > 1 && std::string(argv[1]) == "sweep") {
-    std::printf("k,worst_promoted,worst_unpromoted,bound_ratio_promoted,bound_ratio_unpromoted\n");
+    std::printf(
+        "k,worst_promoted,worst_unpromoted,bound_ratio_promoted,bound_ratio_unpromoted,"
+        "norm_promoted,norm_unpromoted\n");
     for (int k = 128; k <= 65536; k *= 2) {
       const Error p = run<true>(256, 192, k, bits, k), u = run<false>(256, 192, k, bits, k);
-      std::printf("%d,%.3e,%.3e,%.3f,%.3f\n", k, p.worst_relative, u.worst_relative, p.worst_ratio,
-                  u.worst_ratio);
+      const auto norm = [](const Error& e) {
+        return std::sqrt(e.squared_error / e.squared_reference);
+      };
+      std::printf("%d,%.3e,%.3e,%.3f,%.3f,%.3e,%.3e\n", k, p.worst_relative, u.worst_relative,
+                  p.worst_ratio, u.worst_ratio, norm(p), norm(u));
     }
     return 0;
   }
