@@ -15,10 +15,11 @@
 //   consumer (64 x 256 of C, one K tile):
 //     half 0: 4 wgmma -> part, wait 0, total[cols   0-127] += part
 //     half 1: 4 wgmma -> part, wait 0, total[cols 128-255] += part, stage released
-//   the two consumers in turns (wait_turn):
+//   the two consumers in turns (announce_issue, await_issue):
 //     tensor cores  | c0 h0 | c1 h0 | c0 h1 | c1 h1 | c0 h0 ...
 //     c0            | mma   | add   | mma   | add   |
 //     c1            | wait  | mma   | add   | mma   |
+//   each adds once the other has issued its next half
 // 64 part + 128 total registers fit where two 128-register sets would not.
 #pragma once
 
@@ -106,22 +107,24 @@ __device__ __forceinline__ void multiply_half(float* d, uint32_t a, uint32_t b, 
   }
 }
 
-// The consumers take turns at the tensor cores: consumer c waits on named barrier 3 + c (chapter
-// 10's warpgroup_sync holds 1 and 2) until the other has issued its wgmmas, then issues its own and
-// passes the turn. Left to themselves, both consumers' wgmmas run side by side, finish together
-// and leave the tensor cores idle while both add; in turns, one adds while the other multiplies.
-__device__ __forceinline__ void wait_turn(int consumer) {
+// The consumers take turns at the tensor cores. Named barrier 3 + c (chapter 10's warpgroup_sync
+// holds 1 and 2) counts consumer c's wgmmas issued: c arrives once it has issued a half
+// (announce_issue), the other waits on it (await_issue) before it adds, so that its 64 adds never
+// hold up the issue of c's wgmmas and the tensor cores run c0's half, c1's, c0's next, ... Left to
+// themselves, both consumers' wgmmas run side by side, finish together and leave the tensor cores
+// idle while both add.
+__device__ __forceinline__ void announce_issue(int consumer) {
   if (consumer == 0) {
+    asm volatile("bar.arrive 3, %0;\n" ::"n"(kConsumers * kWarpgroupThreads) : "memory");
+  } else {
+    asm volatile("bar.arrive 4, %0;\n" ::"n"(kConsumers * kWarpgroupThreads) : "memory");
+  }
+}
+__device__ __forceinline__ void await_issue(int other) {
+  if (other == 0) {
     asm volatile("bar.sync 3, %0;\n" ::"n"(kConsumers * kWarpgroupThreads) : "memory");
   } else {
     asm volatile("bar.sync 4, %0;\n" ::"n"(kConsumers * kWarpgroupThreads) : "memory");
-  }
-}
-__device__ __forceinline__ void pass_turn(int consumer) {
-  if (consumer == 0) {
-    asm volatile("bar.arrive 4, %0;\n" ::"n"(kConsumers * kWarpgroupThreads) : "memory");
-  } else {
-    asm volatile("bar.arrive 3, %0;\n" ::"n"(kConsumers * kWarpgroupThreads) : "memory");
   }
 }
 
@@ -142,7 +145,7 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
   float part[kPartAccumulators];
   int stage = 0;
   uint32_t phase = 0;
-  if (kPromote && consumer == 1) pass_turn(consumer);  // consumer 0 goes first
+  if (kPromote && consumer == 1) await_issue(0);  // consumer 0 goes first
   for (int pair = blockIdx.x / kClusterBlocks; pair < pair_count(p);
        pair += gridDim.x / kClusterBlocks) {
     int row0, col0;
@@ -155,12 +158,12 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
       if constexpr (kPromote) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          wait_turn(consumer);
           wgmma_fence();
           multiply_half(part, a, b + h * HalfTile::kBytes, false);
           wgmma_commit();
-          pass_turn(consumer);
+          announce_issue(consumer);
           wgmma_wait<0>();
+          await_issue(1 - consumer);  // consumer 1: consumer 0's next half, issued
 #pragma unroll
           for (int i = 0; i < kPartAccumulators; ++i) {
             asm volatile("" : "+f"(part[i])::"memory");  // written by the wgmmas
@@ -196,7 +199,7 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
 #pragma unroll
     for (int i = 0; i < kAccumulators; ++i) total[i] = 0.0f;
   }
-  if (kPromote && consumer == 0) wait_turn(consumer);  // the turn passed after the last wgmmas
+  if (kPromote && consumer == 0) announce_issue(consumer);  // no next half: consumer 1 may add
   if (threadIdx.x % kWarpgroupThreads == 0) bulk_wait_all();
 }
 
