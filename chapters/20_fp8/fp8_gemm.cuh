@@ -48,7 +48,7 @@ struct Fp8Problem {
 constexpr int kFp8TileK = kTileK * int(sizeof(__half));  // 128 e4m3 per K tile
 constexpr int kFp8WgmmaN = kWgmmaN / 2;                  // a half of the consumer's 256 columns
 constexpr int kFp8WgmmaK = 32;  // e4m3 per wgmma: 32 bytes of K, chapter 08's k16 step
-constexpr int kPartAccumulators = kAccumulators / 2;
+constexpr int kPartAccumulators = kWgmmaM * kFp8WgmmaN / kWarpgroupThreads;  // 64 per thread
 using Ring = RingFor<Op::N, Op::T>;  // both operands K-major
 using HalfTile = HalfB<Ring>;        // 128 rows of the B tile: one half's operand
 static_assert(kFp8WgmmaK == int(k_step_bytes<Ring::A>()), "an e4m3 step is a k16 step's bytes");
