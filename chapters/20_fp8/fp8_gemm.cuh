@@ -110,9 +110,9 @@ __device__ __forceinline__ void multiply_half(float* d, uint32_t a, uint32_t b, 
 // The consumers take turns at the tensor cores. Named barrier 3 + c (chapter 10's warpgroup_sync
 // holds 1 and 2) counts consumer c's wgmmas issued: c arrives once it has issued a half
 // (announce_issue), the other waits on it (await_issue) before it adds, so that its 64 adds never
-// hold up the issue of c's wgmmas and the tensor cores run c0's half, c1's, c0's next, ... Left to
-// themselves, both consumers' wgmmas run side by side, finish together and leave the tensor cores
-// idle while both add.
+// delay c's wgmmas on their way to the tensor cores, which run c0's half, c1's, c0's next, ... Left
+// to themselves, both consumers' wgmmas run side by side, finish together and leave the tensor
+// cores idle while both add.
 __device__ __forceinline__ void announce_issue(int consumer) {
   if (consumer == 0) {
     asm volatile("bar.arrive 3, %0;\n" ::"n"(kConsumers * kWarpgroupThreads) : "memory");
