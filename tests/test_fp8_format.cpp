@@ -1,4 +1,4 @@
-// The fp8 encodings of chapters/20_fp8/fp8_format.hpp against a brute-force reference (the nearest
+// The fp8 encodings of common/fp8.hpp against a brute-force reference (the nearest
 // of all 256 decoded codes) on every finite fp16 value and on a million random floats, on edge
 // cases written out, and, where <cuda_fp8.h> is on the include path (the CUDA build), against
 // NVIDIA's own conversions.
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "20_fp8/fp8_format.hpp"
+#include "fp8.hpp"
 #include "check.hpp"
 #include "rng.hpp"
 

@@ -1,6 +1,6 @@
 // An FP8 GEMM on Hopper's tensor cores, C = s_a s_b (A B^T): A (m x k) and B (n x k) in e4m3,
 // both K-major (row-major with k contiguous), s_a and s_b the per-tensor factors that undo their
-// quantisation (fp8_format.hpp), C (m x n) in fp32. Chapter 11's kernel with two changes.
+// quantisation (common/fp8.hpp), C (m x n) in fp32. Chapter 11's kernel with two changes.
 //
 //   bytes are bytes   a K tile of 128 e4m3 is one 128-byte swizzled row, the bytes of chapter
 //                     07's 64 halves. Read as 16-bit elements (as_halves), the operands go through

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "20_fp8/fp8_format.hpp"
+#include "fp8.hpp"
 #include "20_fp8/fp8_gemm.cuh"
 #include "check.hpp"
 #include "cuda_check.cuh"
