@@ -17,6 +17,28 @@ enum class Arithmetic {
   // activations, gradients) to fp16 and master parameters to fp32. Products and sums stay in
   // float64, so only the GPU's fp32 accumulation order separates the two loss curves.
   kMirrorGpu,
+  // As kMirrorGpu, but the products of the hidden layers (all but the output layer) multiply e4m3
+  // operands: each such layer's input, weights and output gradient is a tensor quantised with a
+  // scale of its own (fp8.hpp's fp8_scale) from the largest amax of its last kFp8History
+  // quantisations, scale 1 before the first: delayed scaling. Values are quantised from fp32, as
+  // the GPU's epilogues hold them; a ReLU's mask is the quantised activation's sign. Evaluation
+  // runs in kMirrorGpu's arithmetic.
+  kMirrorFp8,
+};
+
+// Quantisations of a tensor whose amax sets its next scale.
+constexpr int kFp8History = 16;
+
+// A tensor's amax history and the scale it gives.
+class Fp8Scaling {
+ public:
+  float scale() const;
+  // Replaces every value by its e4m3 quantisation at scale(), read back unscaled, and records the
+  // values' amax (taken after rounding them to fp32).
+  void quantise(std::vector<double>& values);
+
+ private:
+  std::vector<float> amax_;  // the last kFp8History, oldest first
 };
 
 class ReferenceTrainer {
@@ -35,7 +57,9 @@ class ReferenceTrainer {
   Evaluation evaluate(const Split& split);
   // Fills activations_ and returns the logits (batch x classes) of rows[0..batch); for tests, the
   // margins of the predictions.
-  const std::vector<double>& forward(const Split& split, const int* rows, int batch);
+  const std::vector<double>& forward(const Split& split, const int* rows, int batch) {
+    return forward(split, rows, batch, arithmetic_);
+  }
 
   int layers() const { return static_cast<int>(weights_.size()); }
   // Parameters and gradients by layer (weights out x in, row-major), for tests.
@@ -45,8 +69,14 @@ class ReferenceTrainer {
   const std::vector<double>& bias_gradient(int layer) const { return bias_grads_[layer]; }
 
  private:
+  const std::vector<double>& forward(const Split& split, const int* rows, int batch,
+                                     Arithmetic arithmetic);
   double to_operand(double x) const;
   double to_master(double x) const;
+  // Whether layer l's products take fp8 operands in `arithmetic`.
+  bool fp8_layer(int l, Arithmetic arithmetic) const {
+    return arithmetic == Arithmetic::kMirrorFp8 && l + 1 < layers();
+  }
 
   LayerSizes sizes_;
   Arithmetic arithmetic_;
@@ -54,6 +84,8 @@ class ReferenceTrainer {
   std::vector<std::vector<double>> weight_operands_;  // what the GEMMs multiply by, per pass
   std::vector<std::vector<double>> weight_grads_, bias_grads_;
   std::vector<std::vector<double>> activations_;  // [0] is the input batch, [layers] the logits
+  // kMirrorFp8: per hidden layer, the scaling of its input, its weights and its output gradient.
+  std::vector<Fp8Scaling> input_scaling_, weight_scaling_, gradient_scaling_;
 };
 
 }  // namespace mnist
