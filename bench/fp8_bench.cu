@@ -1,6 +1,8 @@
 // Times the FP8 GEMM of chapters/20_fp8 against cuBLASLt's FP8 matmul (e4m3 in, fp32 out) in the
 // same process, interleaved (interleaved.cuh).
 //   bench_gemm_fp8 [--csv FILE] [--only PREFIX]
+// The cases: the squares 4096^3 and 8192^3, and the hidden layers' products of a training step at
+// batch 256 ("b256 h8192 L2 forward", ...).
 // Each case twice: the kernel that promotes its sums to fp32 every K tile against cuBLASLt with
 // CUBLASLT_MATMUL_DESC_FAST_ACCUM 0 (`promoted`), and the kernel that accumulates in the tensor
 // cores across K against FAST_ACCUM 1 (`fast`): like against like. Each result is first checked
@@ -16,10 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "fp8.hpp"
 #include "20_fp8/fp8_gemm.cuh"
 #include "cuda_check.cuh"
 #include "event_timing.cuh"
+#include "fp8.hpp"
 #include "gpu_info.hpp"
 #include "interleaved.cuh"
 #include "rng.hpp"
@@ -141,7 +143,15 @@ int run(int argc, char** argv) {
   }
   std::vector<Case> list;
   for (const Case& c :
-       {Case{"square 4096", 4096, 4096, 4096}, Case{"square 8192", 8192, 8192, 8192}}) {
+       {Case{"square 4096", 4096, 4096, 4096}, Case{"square 8192", 8192, 8192, 8192},
+        // The products of a training step of 784-h-h-h-10 at batch 256, as C = A B^T with both
+        // operands K-major: forward (and backward data) of a hidden layer, its weight gradient,
+        // and the first layer's forward.
+        Case{"b256 h4096 L2 forward", 256, 4096, 4096},
+        Case{"b256 h4096 L2 backward-weight", 4096, 4096, 256},
+        Case{"b256 h8192 L1 forward", 256, 8192, 784},
+        Case{"b256 h8192 L2 forward", 256, 8192, 8192},
+        Case{"b256 h8192 L2 backward-weight", 8192, 8192, 256}}) {
     if (c.name.rfind(only, 0) == 0) list.push_back(c);
   }
   if (list.empty()) throw std::invalid_argument("no case starts with '" + only + "'");
@@ -157,7 +167,8 @@ int run(int argc, char** argv) {
   uint8_t *a = nullptr, *b = nullptr;
   float *c = nullptr, *c_ref = nullptr, *scales = nullptr;
   void* workspace = nullptr;
-  const size_t most_c = size_t(list.back().m) * list.back().n;
+  size_t most_c = 0;
+  for (const Case& c : list) most_c = std::max(most_c, size_t(c.m) * c.n);
   CUDA_CHECK(cudaMalloc(&a, most));
   CUDA_CHECK(cudaMalloc(&b, most));
   CUDA_CHECK(cudaMalloc(&c, most_c * sizeof(float)));
