@@ -1,7 +1,8 @@
 // The FP8 GEMM (chapters/20_fp8/fp8_gemm.cuh) against float64: random inputs of several binades,
 // quantised to e4m3 with a per-tensor power-of-two scale as the trainer would, multiplied on the
 // GPU, compared with the float64 product of the very values the codes stand for. Shapes: M = 1,
-// primes, N = 10, K = 784, tails of every tile. Every element of C is poisoned (NaN) first.
+// primes, N = 10, K = 784, tails of every tile; both kernels, the one that promotes its sums and
+// the one that accumulates in the tensor cores. Every element of C is poisoned (NaN) first.
 //   test_gemm_fp8 [sweep]   sweep: the error as K grows, with and without promotion: the largest
 //                           against sum |ab| and against the bound, and ||C - ref|| / ||ref||
 // The tolerance: a product of two e4m3 values is exact, so all error is in the sums. The test
@@ -16,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "fp8.hpp"
 #include "20_fp8/fp8_gemm.cuh"
 #include "check.hpp"
 #include "cuda_check.cuh"
+#include "fp8.hpp"
 #include "rng.hpp"
 
 using namespace mnist;
@@ -189,14 +190,18 @@ int main(int argc, char** argv) {
                            {129, 193, 272},    {257, 385, 784},  {131, 10, 1040},
                            {1000, 1000, 1024}, {512, 576, 8192}, {2049, 4100, 144}};
   for (const auto& s : shapes) {
-    const Error e = run<true>(s[0], s[1], s[2], bits, 7 + s[0] * 31 + s[2]);
-    const std::string what = std::to_string(s[0]) + " x " + std::to_string(s[1]) + " x " +
-                             std::to_string(s[2]) + ": worst error " +
-                             std::to_string(e.worst_ratio) + " of its bound, " +
-                             std::to_string(e.worst_relative) + " of sum |ab|, not finite " +
-                             std::to_string(e.not_finite);
-    std::printf("%s\n", what.c_str());
-    CHECK_MSG(e.not_finite == 0 && e.worst_ratio <= 1.0, what);
+    for (const bool promoted : {true, false}) {
+      const uint64_t seed = 7 + s[0] * 31 + s[2];
+      const Error e = promoted ? run<true>(s[0], s[1], s[2], bits, seed)
+                               : run<false>(s[0], s[1], s[2], bits_unpromoted, seed);
+      const std::string what =
+          std::string(promoted ? "promoted " : "in the tensor cores ") + std::to_string(s[0]) +
+          " x " + std::to_string(s[1]) + " x " + std::to_string(s[2]) + ": worst error " +
+          std::to_string(e.worst_ratio) + " of its bound, " + std::to_string(e.worst_relative) +
+          " of sum |ab|, not finite " + std::to_string(e.not_finite);
+      std::printf("%s\n", what.c_str());
+      CHECK_MSG(e.not_finite == 0 && e.worst_ratio <= 1.0, what);
+    }
   }
   return testing::finish("gemm_fp8");
 }
