@@ -163,7 +163,7 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
           wgmma_commit();
           announce_issue(consumer);
           wgmma_wait<0>();
-          await_issue(1 - consumer);  // consumer 1: consumer 0's next half, issued
+          await_issue(1 - consumer);  // the half the tensor cores run next is issued
 #pragma unroll
           for (int i = 0; i < kPartAccumulators; ++i) {
             asm volatile("" : "+f"(part[i])::"memory");  // written by the wgmmas
