@@ -2,11 +2,12 @@
 // same process, interleaved (interleaved.cuh).
 //   bench_gemm_fp8 [--csv FILE] [--only PREFIX]
 // The cases: the squares 4096^3 and 8192^3, and the hidden layers' products of a training step at
-// batch 256 ("b256 h8192 L2 forward", ...).
-// Each case twice: the kernel that promotes its sums to fp32 every K tile against cuBLASLt with
-// CUBLASLT_MATMUL_DESC_FAST_ACCUM 0 (`promoted`), and the kernel that accumulates in the tensor
-// cores across K against FAST_ACCUM 1 (`fast`): like against like. Each result is first checked
-// against cuBLASLt's on the same inputs.
+// batch 256 ("b256 h8192 L2 forward", ...). On the squares the promoted kernel is also timed
+// against chapter 11's fp16 GEMM (linked in, through gemm()) on fp16 operands of the same shape,
+// interleaved the same way: the fp16_* columns of the promoted rows. Each case twice: the kernel
+// that promotes its sums to fp32 every K tile against cuBLASLt with CUBLASLT_MATMUL_DESC_FAST_ACCUM
+// 0 (`promoted`), and the kernel that accumulates in the tensor cores across K against FAST_ACCUM 1
+// (`fast`): like against like. Each result is first checked against cuBLASLt's on the same inputs.
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
@@ -22,6 +23,7 @@
 #include "cuda_check.cuh"
 #include "event_timing.cuh"
 #include "fp8.hpp"
+#include "gemm_interface.cuh"
 #include "gpu_info.hpp"
 #include "interleaved.cuh"
 #include "rng.hpp"
@@ -178,6 +180,22 @@ int run(int argc, char** argv) {
   CUDA_CHECK(cudaMemcpy(a, host.data(), most, cudaMemcpyHostToDevice));
   std::reverse(host.begin(), host.end());
   CUDA_CHECK(cudaMemcpy(b, host.data(), most, cudaMemcpyHostToDevice));
+  // fp16 operands for chapter 11's GEMM, as large as the largest square's.
+  size_t most_square = 0;
+  for (const Case& c : list) {
+    if (c.m == c.n && c.n == c.k) most_square = std::max(most_square, size_t(c.m) * c.k);
+  }
+  __half *a16 = nullptr, *b16 = nullptr;
+  CUDA_CHECK(cudaMalloc(&a16, std::max<size_t>(most_square, 1) * sizeof(__half)));
+  CUDA_CHECK(cudaMalloc(&b16, std::max<size_t>(most_square, 1) * sizeof(__half)));
+  {
+    std::vector<__half> halves(most_square);
+    for (__half& x : halves) x = __float2half(2 * rng.uniform01() - 1);
+    CUDA_CHECK(
+        cudaMemcpy(a16, halves.data(), halves.size() * sizeof(__half), cudaMemcpyHostToDevice));
+    CUDA_CHECK(
+        cudaMemcpy(b16, halves.data(), halves.size() * sizeof(__half), cudaMemcpyHostToDevice));
+  }
   const std::vector<float> unit(2 * kScaleStride, 1.0f);
   CUDA_CHECK(cudaMemcpy(scales, unit.data(), unit.size() * sizeof(float), cudaMemcpyHostToDevice));
   cublasLtHandle_t handle;
@@ -195,7 +213,8 @@ int run(int argc, char** argv) {
     csv << "date,gpu,max_sm_clock_mhz,driver,cuda_runtime,case,m,n,k,accumulation,fp8_graph_ms,"
            "fp8_graph_tflops,cublaslt_graph_ms,cublaslt_graph_tflops,graph_fraction_of_cublaslt,"
            "timing,pairs,cublaslt_graph_min_ms,cublaslt_graph_max_ms,sm_clock_min_mhz,"
-           "sm_clock_max_mhz\n";
+           "sm_clock_max_mhz,fp16_graph_ms,fp16_graph_tflops,fp8_over_fp16,fp16_sm_clock_min_mhz,"
+           "fp16_sm_clock_max_mhz\n";
   }
   std::printf("%-12s %-9s %9s %8s %11s %8s %8s %7s %9s\n", "case", "sums", "graph ms", "TFLOP/s",
               "cuBLASLt ms", "TFLOP/s", "% graph", "spread", "SM MHz");
@@ -239,9 +258,36 @@ int run(int argc, char** argv) {
             << tflops(timed.mine.graph_ms) << ',' << timed.theirs.graph_ms << ','
             << tflops(timed.theirs.graph_ms) << ',' << timed.theirs.graph_ms / timed.mine.graph_ms
             << ",interleaved," << kPairs << ',' << timed.theirs.graph_min_ms << ','
-            << timed.theirs.graph_max_ms << ',' << timed.clock.min_mhz << ',' << timed.clock.max_mhz
-            << '\n';
+            << timed.theirs.graph_max_ms << ',' << timed.clock.min_mhz << ','
+            << timed.clock.max_mhz;
       }
+      if (promoted && cs.m == cs.n && cs.n == cs.k) {  // against chapter 11's fp16 GEMM
+        GemmProblem fp16;
+        fp16.m = cs.m;
+        fp16.n = cs.n;
+        fp16.k = cs.k;
+        fp16.a = a16;
+        fp16.op_a = Op::N;
+        fp16.b = b16;
+        fp16.op_b = Op::T;
+        fp16.c = c_ref;
+        const Comparison against_fp16 = compare(
+            mine, [&] { gemm(fp16, stream); }, events, stream);
+        const double ratio = against_fp16.theirs.graph_ms / against_fp16.mine.graph_ms;
+        std::printf("%-12s %-9s %9.4f %8.1f %11.4f %8.1f  fp8 / fp16 chapter 11: %.2fx %4d-%4d\n",
+                    cs.name.c_str(), "vs fp16", against_fp16.mine.graph_ms,
+                    tflops(against_fp16.mine.graph_ms), against_fp16.theirs.graph_ms,
+                    tflops(against_fp16.theirs.graph_ms), ratio, against_fp16.clock.min_mhz,
+                    against_fp16.clock.max_mhz);
+        if (csv) {
+          csv << ',' << against_fp16.theirs.graph_ms << ',' << tflops(against_fp16.theirs.graph_ms)
+              << ',' << ratio << ',' << against_fp16.clock.min_mhz << ','
+              << against_fp16.clock.max_mhz;
+        }
+      } else if (csv) {
+        csv << ",,,,,";
+      }
+      if (csv) csv << '\n';
     }
   }
   CUDA_CHECK(cudaEventDestroy(events.start));
@@ -249,7 +295,8 @@ int run(int argc, char** argv) {
   CUDA_CHECK(cudaStreamDestroy(stream));
   lt_check(cublasLtDestroy(handle), "destroy");
   for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c),
-                  static_cast<void*>(c_ref), static_cast<void*>(scales), workspace}) {
+                  static_cast<void*>(c_ref), static_cast<void*>(scales), workspace,
+                  static_cast<void*>(a16), static_cast<void*>(b16)}) {
     CUDA_CHECK(cudaFree(p));
   }
   return 0;
