@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "20_fp8/fp8_gemm.cuh"
+#include "20_fp8/fp8_swap_ab.cuh"
 #include "cuda_check.cuh"
 #include "event_timing.cuh"
 #include "fp8.hpp"
@@ -220,9 +221,44 @@ int run(int argc, char** argv) {
               "cuBLASLt ms", "TFLOP/s", "% graph", "spread", "SM MHz");
   for (const Case& cs : list) {
     const fp8::Fp8Problem problem{cs.m, cs.n, cs.k, a, b, scales, scales + kScaleStride, c};
+    const double flops = 2.0 * cs.m * cs.n * cs.k;
+    const auto tflops = [&](double ms) { return flops / ms / 1e9; };
     for (const bool promoted : {true, false}) {
       const LtFp8Gemm lt(handle, cs.m, cs.n, cs.k, scales, scales + kScaleStride, !promoted,
                          workspace);
+      const auto theirs = [&] { lt.run(a, b, c_ref, stream); };
+      // Checks `mine` against cuBLASLt, times the two interleaved, prints the row and starts its
+      // CSV line.
+      const auto time_against_cublaslt = [&](const char* sums, const auto& mine) {
+        CUDA_CHECK(cudaMemsetAsync(c, 0xFF, size_t(cs.m) * cs.n * sizeof(float), stream));
+        mine();
+        theirs();
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        const double relative = relative_difference(c, c_ref, size_t(cs.m) * cs.n);
+        if (!(relative < 1e-3)) {
+          throw std::runtime_error(cs.name + ": the FP8 kernel (" + sums +
+                                   ") differs from cuBLASLt by " + std::to_string(relative) +
+                                   " (relative); not timing it");
+        }
+        const Comparison timed = compare(mine, theirs, events, stream);
+        std::printf(
+            "%-12s %-9s %9.4f %8.1f %11.4f %8.1f %7.1f%% %6.1f%% %4d-%4d\n", cs.name.c_str(), sums,
+            timed.mine.graph_ms, tflops(timed.mine.graph_ms), timed.theirs.graph_ms,
+            tflops(timed.theirs.graph_ms), 100 * timed.theirs.graph_ms / timed.mine.graph_ms,
+            100 * (timed.theirs.graph_max_ms - timed.theirs.graph_min_ms) / timed.theirs.graph_ms,
+            timed.clock.min_mhz, timed.clock.max_mhz);
+        std::fflush(stdout);
+        if (csv) {
+          csv << date << ",\"" << gpu.name << "\"," << gpu.max_sm_clock_mhz << ',' << gpu.driver
+              << ',' << gpu.runtime_version << ',' << cs.name << ',' << cs.m << ',' << cs.n << ','
+              << cs.k << ',' << sums << ',' << timed.mine.graph_ms << ','
+              << tflops(timed.mine.graph_ms) << ',' << timed.theirs.graph_ms << ','
+              << tflops(timed.theirs.graph_ms) << ',' << timed.theirs.graph_ms / timed.mine.graph_ms
+              << ",interleaved," << kPairs << ',' << timed.theirs.graph_min_ms << ','
+              << timed.theirs.graph_max_ms << ',' << timed.clock.min_mhz << ','
+              << timed.clock.max_mhz;
+        }
+      };
       const auto mine = [&] {
         if (promoted) {
           fp8::launch_fp8_gemm<true>(problem, stream);
@@ -230,37 +266,7 @@ int run(int argc, char** argv) {
           fp8::launch_fp8_gemm<false>(problem, stream);
         }
       };
-      const auto theirs = [&] { lt.run(a, b, c_ref, stream); };
-      CUDA_CHECK(cudaMemsetAsync(c, 0xFF, size_t(cs.m) * cs.n * sizeof(float), stream));
-      mine();
-      theirs();
-      CUDA_CHECK(cudaStreamSynchronize(stream));
-      const double relative = relative_difference(c, c_ref, size_t(cs.m) * cs.n);
-      if (!(relative < 1e-3)) {
-        throw std::runtime_error(cs.name + ": the FP8 kernel differs from cuBLASLt by " +
-                                 std::to_string(relative) + " (relative); not timing it");
-      }
-      const Comparison timed = compare(mine, theirs, events, stream);
-      const double flops = 2.0 * cs.m * cs.n * cs.k;
-      const auto tflops = [&](double ms) { return flops / ms / 1e9; };
-      const char* sums = promoted ? "promoted" : "fast";
-      std::printf(
-          "%-12s %-9s %9.4f %8.1f %11.4f %8.1f %7.1f%% %6.1f%% %4d-%4d\n", cs.name.c_str(), sums,
-          timed.mine.graph_ms, tflops(timed.mine.graph_ms), timed.theirs.graph_ms,
-          tflops(timed.theirs.graph_ms), 100 * timed.theirs.graph_ms / timed.mine.graph_ms,
-          100 * (timed.theirs.graph_max_ms - timed.theirs.graph_min_ms) / timed.theirs.graph_ms,
-          timed.clock.min_mhz, timed.clock.max_mhz);
-      std::fflush(stdout);
-      if (csv) {
-        csv << date << ",\"" << gpu.name << "\"," << gpu.max_sm_clock_mhz << ',' << gpu.driver
-            << ',' << gpu.runtime_version << ',' << cs.name << ',' << cs.m << ',' << cs.n << ','
-            << cs.k << ',' << sums << ',' << timed.mine.graph_ms << ','
-            << tflops(timed.mine.graph_ms) << ',' << timed.theirs.graph_ms << ','
-            << tflops(timed.theirs.graph_ms) << ',' << timed.theirs.graph_ms / timed.mine.graph_ms
-            << ",interleaved," << kPairs << ',' << timed.theirs.graph_min_ms << ','
-            << timed.theirs.graph_max_ms << ',' << timed.clock.min_mhz << ','
-            << timed.clock.max_mhz;
-      }
+      time_against_cublaslt(promoted ? "promoted" : "fast", mine);
       if (promoted && cs.m == cs.n && cs.n == cs.k) {  // against chapter 11's fp16 GEMM
         GemmProblem fp16;
         fp16.m = cs.m;
@@ -282,12 +288,15 @@ int run(int argc, char** argv) {
         if (csv) {
           csv << ',' << against_fp16.theirs.graph_ms << ',' << tflops(against_fp16.theirs.graph_ms)
               << ',' << ratio << ',' << against_fp16.clock.min_mhz << ','
-              << against_fp16.clock.max_mhz;
+              << against_fp16.clock.max_mhz << '\n';
         }
       } else if (csv) {
-        csv << ",,,,,";
+        csv << ",,,,,\n";
       }
-      if (csv) csv << '\n';
+      if (promoted && cs.m <= swap_ab::kMaxBatch) {  // the skinny products' kernel as well
+        time_against_cublaslt("swap_ab", [&] { fp8::launch_fp8_swap_ab(problem, stream); });
+        if (csv) csv << ",,,,,\n";
+      }
     }
   }
   CUDA_CHECK(cudaEventDestroy(events.start));

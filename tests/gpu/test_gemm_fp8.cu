@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "20_fp8/fp8_gemm.cuh"
+#include "20_fp8/fp8_swap_ab.cuh"
 #include "check.hpp"
 #include "cuda_check.cuh"
 #include "fp8.hpp"
@@ -52,7 +53,8 @@ Quantised quantise(int rows, int k, SplitMix64& rng) {
 }
 
 // The GEMM on the device: C (m x n, fp32) for e4m3 codes A (m x k) and B (n x k).
-template <bool kPromote>
+// kSwapAb: the skinny products' kernel (fp8_swap_ab.cuh, promoted), else fp8_gemm.cuh's.
+template <bool kPromote, bool kSwapAb = false>
 std::vector<float> multiply(int m, int n, int k, const std::vector<uint8_t>& a,
                             const std::vector<uint8_t>& b, const float (&scales)[2]) {
   uint8_t *d_a, *d_b;
@@ -65,7 +67,12 @@ std::vector<float> multiply(int m, int n, int k, const std::vector<uint8_t>& a,
   CUDA_CHECK(cudaMemcpy(d_b, b.data(), b.size(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(d_scales, scales, sizeof scales, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemset(d_c, 0xFF, sizeof(float) * m * n));  // NaN everywhere
-  fp8::launch_fp8_gemm<kPromote>({m, n, k, d_a, d_b, d_scales, d_scales + 1, d_c}, nullptr);
+  const fp8::Fp8Problem problem{m, n, k, d_a, d_b, d_scales, d_scales + 1, d_c};
+  if constexpr (kSwapAb) {
+    fp8::launch_fp8_swap_ab(problem, nullptr);
+  } else {
+    fp8::launch_fp8_gemm<kPromote>(problem, nullptr);
+  }
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> c(size_t(m) * n);
   CUDA_CHECK(cudaMemcpy(c.data(), d_c, sizeof(float) * m * n, cudaMemcpyDeviceToHost));
@@ -108,13 +115,13 @@ struct Error {
   long not_finite = 0;
 };
 
-template <bool kPromote>
+template <bool kPromote, bool kSwapAb = false>
 Error run(int m, int n, int k, int bits, uint64_t seed) {
   constexpr int kTerms = fp8::kFp8WgmmaK + 1;
   SplitMix64 rng(seed);
   const Quantised a = quantise(m, k, rng), b = quantise(n, k, rng);
   const std::vector<float> c =
-      multiply<kPromote>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
+      multiply<kPromote, kSwapAb>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
   const double scale = double(a.unscale) * b.unscale, cut = std::ldexp(1.0, -bits);
   Error e;
   for (int i = 0; i < m; ++i) {
@@ -186,19 +193,23 @@ int main(int argc, char** argv) {
   }
   // m, n, k: M = 1, N = 10, K = 784, primes past every tile, whole tiles, a long K, and more
   // pairs of tiles (9 x 17) than an H100 runs clusters at once, so that a block computes several.
-  const int shapes[][3] = {{1, 10, 784},       {17, 31, 48},     {128, 192, 128},
-                           {129, 193, 272},    {257, 385, 784},  {131, 10, 1040},
-                           {1000, 1000, 1024}, {512, 576, 8192}, {2049, 4100, 144}};
+  const int shapes[][3] = {{1, 10, 784},       {17, 31, 48},      {128, 192, 128},
+                           {129, 193, 272},    {257, 385, 784},   {131, 10, 1040},
+                           {1000, 1000, 1024}, {512, 576, 8192},  {2049, 4100, 144},
+                           {32, 1000, 784},    {256, 4100, 2048}, {100, 8192, 272}};
   for (const auto& s : shapes) {
-    for (const bool promoted : {true, false}) {
+    for (const int kernel : {0, 1, 2}) {  // promoted, in the tensor cores, swap AB (promoted)
+      if (kernel == 2 && s[0] > swap_ab::kMaxBatch) continue;
       const uint64_t seed = 7 + s[0] * 31 + s[2];
-      const Error e = promoted ? run<true>(s[0], s[1], s[2], bits, seed)
-                               : run<false>(s[0], s[1], s[2], bits_unpromoted, seed);
-      const std::string what =
-          std::string(promoted ? "promoted " : "in the tensor cores ") + std::to_string(s[0]) +
-          " x " + std::to_string(s[1]) + " x " + std::to_string(s[2]) + ": worst error " +
-          std::to_string(e.worst_ratio) + " of its bound, " + std::to_string(e.worst_relative) +
-          " of sum |ab|, not finite " + std::to_string(e.not_finite);
+      const Error e = kernel == 0   ? run<true>(s[0], s[1], s[2], bits, seed)
+                      : kernel == 1 ? run<false>(s[0], s[1], s[2], bits_unpromoted, seed)
+                                    : run<true, true>(s[0], s[1], s[2], bits, seed);
+      const char* name[] = {"promoted ", "in the tensor cores ", "swap AB "};
+      const std::string what = std::string(name[kernel]) + std::to_string(s[0]) + " x " +
+                               std::to_string(s[1]) + " x " + std::to_string(s[2]) +
+                               ": worst error " + std::to_string(e.worst_ratio) +
+                               " of its bound, " + std::to_string(e.worst_relative) +
+                               " of sum |ab|, not finite " + std::to_string(e.not_finite);
       std::printf("%s\n", what.c_str());
       CHECK_MSG(e.not_finite == 0 && e.worst_ratio <= 1.0, what);
     }

@@ -1,0 +1,162 @@
+// The FP8 product for the trainer's skinny shapes (M, the batch, at most 256): chapter 12's
+// swap-AB kernel with fp8_gemm.cuh's consumer. C^T = B A^T puts the weights on wgmma's M and the
+// batch on its N (32 to 256); the operands, read as 16-bit elements (as_halves), go through
+// chapter 12's tiles, tensor maps, producer and epilogue as they are. A consumer's 64 x N sum is
+// promoted in chunks of at most 128 columns (a 64-register part), each K tile.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "12_swap_ab/swap_ab.cuh"
+#include "20_fp8/fp8_gemm.cuh"
+
+namespace mnist::fp8 {
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// d = A . B + (accumulate ? d : 0) for a 64 x N x 32 step, N = 2 kCount (32, 64 or 128).
+template <int kCount>
+__device__ __forceinline__ void wgmma_m64nNk32_e4m3(float* d, uint64_t a, uint64_t b,
+                                                    bool accumulate) {
+  if constexpr (kCount == 16) {
+    asm volatile(
+        "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %18, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n32k32.f32.e4m3.e4m3 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, "
+        "accumulate, 1, 1;\n}\n"
+        : MNIST_D16(0)
+        : "l"(a), "l"(b), "r"(int(accumulate)));
+  } else if constexpr (kCount == 32) {
+    asm volatile(
+        "{\n.reg .pred accumulate;\nsetp.ne.b32 accumulate, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "%32, %33, accumulate, 1, 1;\n}\n"
+        : MNIST_D16(0), MNIST_D16(16)
+        : "l"(a), "l"(b), "r"(int(accumulate)));
+  } else {
+    static_assert(kCount == kPartAccumulators, "a part of 64 x 128 at most");
+    wgmma_m64n128k32_e4m3(d, a, b, accumulate);
+  }
+}
+
+// A consumer warpgroup of a swap-AB block: chapter 12's consume, each K tile's sum promoted.
+template <class Block, class Schedule>
+__device__ __forceinline__ void consume_swap_ab(int consumer, const GemmProblem& p,
+                                                const Schedule& schedule, float scale,
+                                                uint32_t ring, uint32_t full, uint32_t empty) {
+  using Ring = typename Block::Ring;
+  constexpr int kCount = Block::kAccumulators;
+  constexpr int kChunk = kCount < kPartAccumulators ? kCount : kPartAccumulators;  // part's size
+  constexpr int kChunkRowsBytes = 2 * kChunk * kFp8TileK;  // the chunk's batch rows of the B tile
+  const int lane = threadIdx.x % 32;
+  const int row_part = Block::kConsumersSplitBatch ? 0 : consumer;
+  const int column_part = Block::kConsumersSplitBatch ? consumer : 0;
+  const uint32_t a_offset = row_part * kWarpgroupRowsBytes;
+  const uint32_t b_offset = Ring::A::kBytes + column_part * kWarpgroupRowsBytes;
+  float total[kCount];
+  float part[kChunk];
+  int stage = 0;
+  uint32_t phase = 0;
+  for (int unit = blockIdx.x; unit < schedule.count(); unit += gridDim.x) {
+    const auto u = schedule.unit(unit);
+#pragma unroll
+    for (int i = 0; i < kCount; ++i) total[i] = 0.0f;
+    for (int t = u.k_begin; t < u.k_end; ++t) {
+      mbarrier_wait(full + stage * sizeof(uint64_t), phase);
+      const uint32_t a = ring + stage * Ring::kStageBytes + a_offset;
+      const uint32_t b = ring + stage * Ring::kStageBytes + b_offset;
+#pragma unroll
+      for (int c = 0; c < kCount / kChunk; ++c) {
+        wgmma_fence();
+#pragma unroll
+        for (int k = 0; k < kFp8TileK / kFp8WgmmaK; ++k) {
+          wgmma_m64nNk32_e4m3<kChunk>(
+              part, matrix_descriptor<typename Ring::A>(a + k * kFp8WgmmaK),
+              matrix_descriptor<typename Ring::B>(b + c * kChunkRowsBytes + k * kFp8WgmmaK), k > 0);
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+#pragma unroll
+        for (int i = 0; i < kChunk; ++i) {
+          asm volatile("" : "+f"(part[i])::"memory");  // written by the wgmmas
+          total[c * kChunk + i] += part[i];
+        }
+      }
+      if (lane == 0) mbarrier_arrive(empty + stage * sizeof(uint64_t));
+      if (++stage == Block::kStages) stage = 0, phase ^= 1;
+    }
+#pragma unroll
+    for (int i = 0; i < kCount; ++i) total[i] *= scale;
+    if (!schedule.ready(total, u, consumer)) continue;
+    swap_ab::finish_transposed<EpilogueKind::kStore>(
+        p, total, u.row0 + row_part * kWgmmaM, u.col0 + column_part * Block::kConsumerColumns);
+  }
+}
+
+#endif  // sm_90a
+
+// Chapter 12's block with the FP8 consumer; p is the problem as_halves (not swapped).
+template <int kTileRows, int kBatchTile>
+__global__ void __launch_bounds__(swap_ab::Block<Op::N, Op::T, kTileRows, kBatchTile>::kThreads,
+                                  swap_ab::Block<Op::N, Op::T, kTileRows, kBatchTile>::kBlocksPerSm)
+    fp8_swap_ab_kernel(const __grid_constant__ CUtensorMap map_a,
+                       const __grid_constant__ CUtensorMap map_b,
+                       const __grid_constant__ GemmProblem p, const float* scale_a,
+                       const float* scale_b) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using B = swap_ab::Block<Op::N, Op::T, kTileRows, kBatchTile>;
+  using Ring = typename B::Ring;
+  const swap_ab::WholeTiles<B> schedule{p};
+  extern __shared__ __align__(16) uint8_t smem[];
+  const uint32_t ring = ring_start(smem);
+  const uint32_t full = ring + B::kStages * Ring::kStageBytes;
+  const uint32_t empty = full + B::kStages * sizeof(uint64_t);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < B::kStages; ++s) {
+      mbarrier_init(full + s * sizeof(uint64_t), 1);
+      mbarrier_init(empty + s * sizeof(uint64_t), B::kConsumerWarps);
+    }
+    fence_proxy_async();
+  }
+  __syncthreads();
+  const int warpgroup = threadIdx.x / kWarpgroupThreads;
+  if (warpgroup == 0) {
+    if constexpr (B::kConsumers > 1) setmaxnreg_dec<kProducerRegisters>();
+    if (threadIdx.x == 0) swap_ab::produce<B>(map_a, map_b, schedule, ring, full, empty);
+  } else {
+    if constexpr (B::kConsumers > 1) setmaxnreg_inc<kConsumerRegisters>();
+    consume_swap_ab<B>(warpgroup - 1, p, schedule, *scale_a * *scale_b, ring, full, empty);
+  }
+#else
+  __trap();  // built without sm_90a: see wgmma.cuh
+#endif
+}
+
+// Needs m <= 256 (swap_ab::kMaxBatch), k a multiple of 16 and a GPU with sm_90a code. The tile:
+// chapter 12's choice for the same shape in fp16 (its blocks have the same threads and shared
+// memory, so as many run at once).
+inline void launch_fp8_swap_ab(const Fp8Problem& fp8, cudaStream_t stream) {
+  const GemmProblem p = as_halves(fp8);
+  const swap_ab::SwapAbTile tile = swap_ab::block_tile_for<Op::N>(
+      p, swap_ab::resident_swap_ab_blocks<Op::N, Op::T, EpilogueKind::kStore>);
+  swap_ab::with_block_tile<Op::N>(tile, [&](auto rows, auto batch) {
+    using B = swap_ab::Block<Op::N, Op::T, rows, batch>;
+    const auto kernel = fp8_swap_ab_kernel<rows, batch>;
+    static const bool opted_in = allow_shared_memory(kernel, B::Ring::kSmemBytes);
+    (void)opted_in;
+    const TensorMaps<typename B::Ring::A, typename B::Ring::B> maps(swap_ab::swapped(p));
+    const int blocks =
+        std::min(swap_ab::tiles_of(p, {rows, batch}),
+                 swap_ab::resident_swap_ab_blocks<Op::N, Op::T, EpilogueKind::kStore>(tile));
+    kernel<<<blocks, B::kThreads, B::Ring::kSmemBytes, stream>>>(maps.a, maps.b, p, fp8.scale_a,
+                                                                 fp8.scale_b);
+    CUDA_CHECK(cudaGetLastError());
+  });
+}
+
+}  // namespace mnist::fp8
