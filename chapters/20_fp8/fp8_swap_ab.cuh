@@ -2,7 +2,8 @@
 // swap-AB kernel with fp8_gemm.cuh's consumer. C^T = B A^T puts the weights on wgmma's M and the
 // batch on its N (32 to 256); the operands, read as 16-bit elements (as_halves), go through
 // chapter 12's tiles, tensor maps, producer and epilogue as they are. A consumer's 64 x N sum is
-// promoted in chunks of at most 128 columns (a 64-register part), each K tile.
+// promoted in chunks of at most 128 columns (a 64-register part), each K tile; a block's two
+// consumers take turns at the tensor cores as fp8_gemm.cuh's do.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -58,10 +59,12 @@ __device__ __forceinline__ void consume_swap_ab(int consumer, const GemmProblem&
   const int column_part = Block::kConsumersSplitBatch ? consumer : 0;
   const uint32_t a_offset = row_part * kWarpgroupRowsBytes;
   const uint32_t b_offset = Ring::A::kBytes + column_part * kWarpgroupRowsBytes;
+  constexpr bool kTurns = Block::kConsumers > 1;  // taken as in fp8_gemm.cuh
   float total[kCount];
   float part[kChunk];
   int stage = 0;
   uint32_t phase = 0;
+  if (kTurns && consumer == 1) await_issue(0);
   for (int unit = blockIdx.x; unit < schedule.count(); unit += gridDim.x) {
     const auto u = schedule.unit(unit);
 #pragma unroll
@@ -80,7 +83,9 @@ __device__ __forceinline__ void consume_swap_ab(int consumer, const GemmProblem&
               matrix_descriptor<typename Ring::B>(b + c * kChunkRowsBytes + k * kFp8WgmmaK), k > 0);
         }
         wgmma_commit();
+        if (kTurns) announce_issue(consumer);
         wgmma_wait<0>();
+        if (kTurns) await_issue(1 - consumer);
 #pragma unroll
         for (int i = 0; i < kChunk; ++i) {
           asm volatile("" : "+f"(part[i])::"memory");  // written by the wgmmas
@@ -96,6 +101,7 @@ __device__ __forceinline__ void consume_swap_ab(int consumer, const GemmProblem&
     swap_ab::finish_transposed<EpilogueKind::kStore>(
         p, total, u.row0 + row_part * kWgmmaM, u.col0 + column_part * Block::kConsumerColumns);
   }
+  if (kTurns && consumer == 0) announce_issue(consumer);
 }
 
 #endif  // sm_90a
