@@ -117,6 +117,10 @@ MNIST_FP8_HOST_DEVICE inline float decode_fp8(uint8_t code) {
   return sign * float(units) * power_of_two(e - kM);
 }
 
+// Delayed scaling: a tensor's scale comes from the largest amax of its last kFp8History
+// quantisations (common/reference_trainer's Fp8Scaling, chapters/20_fp8/scaling.cuh).
+constexpr int kFp8History = 16;
+
 // Per-tensor scaling: the scale s that maps amax (>= 0) to about format_max, so that amax * s
 // uses the format's range; the tensor is stored as encode(x * s) and read back as decode / s.
 // s is a power of two, the largest with amax * s <= format_max: multiplying by it changes only

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dataset.hpp"
+#include "fp8.hpp"
 #include "model.hpp"
 
 namespace mnist {
@@ -25,9 +26,6 @@ enum class Arithmetic {
   // runs in kMirrorGpu's arithmetic.
   kMirrorFp8,
 };
-
-// Quantisations of a tensor whose amax sets its next scale.
-constexpr int kFp8History = 16;
 
 // A tensor's amax history and the scale it gives.
 class Fp8Scaling {
