@@ -13,8 +13,20 @@
 
 #include "12_swap_ab/swap_ab.cuh"
 #include "20_fp8/fp8_gemm.cuh"
+#include "20_fp8/quantise.cuh"
+#include "20_fp8/scaling.cuh"
 
 namespace mnist::fp8 {
+
+// What the forward product of a hidden layer leaves instead of C: ReLU(C + bias) quantised at its
+// tensor's scale, batch-major (the next layer's operand) and transposed (the operand of that
+// layer's weight gradient), and its amax.
+struct QuantisedOutput {
+  const float* bias;      // n
+  uint8_t* x;             // m x n e4m3
+  uint8_t* x_t;           // n x m e4m3
+  ScalingState* scaling;  // the scale to quantise at; its amax slot
+};
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -45,11 +57,52 @@ __device__ __forceinline__ void wgmma_m64nNk32_e4m3(float* d, uint64_t a, uint64
   }
 }
 
-// A consumer warpgroup of a swap-AB block: chapter 12's consume, each K tile's sum promoted.
-template <class Block, class Schedule>
+// The warpgroup's 64 x N sums of C^T from (n0, m0) through QuantisedOutput, in chapter 12's
+// layout (finish_transposed): a thread's pair of batch columns m, m + 1 of weight row n is one
+// 16-bit code pair in x_t's row n, and two bytes of x's rows m and m + 1.
+template <int kCount>
+__device__ __forceinline__ void quantise_transposed(const GemmProblem& p,
+                                                    const float (&acc)[kCount], int n0, int m0,
+                                                    const QuantisedOutput& out) {
+  const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
+  const float scale = out.scaling->scale;
+  const bool pairs_aligned = p.m % 2 == 0;  // x_t's rows start on even bytes
+  float amax = 0.0f;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int n = n0 + warp * 16 + lane / 4 + 8 * h;
+    if (n >= p.n) continue;
+    const float bias = out.bias[n];
+#pragma unroll
+    for (int i = 0; i < kCount / 4; ++i) {
+      const int m = m0 + 8 * i + lane % 4 * 2;
+      if (m >= p.m) continue;
+      // __fadd_rn: no FMA with the scale's product before it, as the reference adds.
+      const float v0 = fmaxf(__fadd_rn(acc[4 * i + 2 * h], bias), 0.0f);
+      const float v1 = m + 1 < p.m ? fmaxf(__fadd_rn(acc[4 * i + 2 * h + 1], bias), 0.0f) : 0.0f;
+      amax = fmaxf(amax, fmaxf(v0, v1));
+      const uint16_t codes = quantise_pair(v0, v1, scale);
+      uint8_t* row_t = out.x_t + size_t(n) * p.m + m;
+      if (m + 1 < p.m && pairs_aligned) {
+        *reinterpret_cast<uint16_t*>(row_t) = codes;
+      } else {
+        row_t[0] = uint8_t(codes);
+        if (m + 1 < p.m) row_t[1] = uint8_t(codes >> 8);
+      }
+      out.x[size_t(m) * p.n + n] = uint8_t(codes);
+      if (m + 1 < p.m) out.x[size_t(m + 1) * p.n + n] = uint8_t(codes >> 8);
+    }
+  }
+  record_amax(&out.scaling->amax_bits, amax);
+}
+
+// A consumer warpgroup of a swap-AB block: chapter 12's consume, each K tile's sum promoted; its
+// tiles stored as fp32 C, or, kQuantise, through quantise_transposed.
+template <class Block, bool kQuantise, class Schedule>
 __device__ __forceinline__ void consume_swap_ab(int consumer, const GemmProblem& p,
                                                 const Schedule& schedule, float scale,
-                                                uint32_t ring, uint32_t full, uint32_t empty) {
+                                                const QuantisedOutput& out, uint32_t ring,
+                                                uint32_t full, uint32_t empty) {
   using Ring = typename Block::Ring;
   constexpr int kCount = Block::kAccumulators;
   constexpr int kChunk = kCount < kPartAccumulators ? kCount : kPartAccumulators;  // part's size
@@ -98,8 +151,12 @@ __device__ __forceinline__ void consume_swap_ab(int consumer, const GemmProblem&
 #pragma unroll
     for (int i = 0; i < kCount; ++i) total[i] *= scale;
     if (!schedule.ready(total, u, consumer)) continue;
-    swap_ab::finish_transposed<EpilogueKind::kStore>(
-        p, total, u.row0 + row_part * kWgmmaM, u.col0 + column_part * Block::kConsumerColumns);
+    const int n0 = u.row0 + row_part * kWgmmaM, m0 = u.col0 + column_part * Block::kConsumerColumns;
+    if constexpr (kQuantise) {
+      quantise_transposed(p, total, n0, m0, out);
+    } else {
+      swap_ab::finish_transposed<EpilogueKind::kStore>(p, total, n0, m0);
+    }
   }
   if (kTurns && consumer == 0) announce_issue(consumer);
 }
@@ -107,13 +164,13 @@ __device__ __forceinline__ void consume_swap_ab(int consumer, const GemmProblem&
 #endif  // sm_90a
 
 // Chapter 12's block with the FP8 consumer; p is the problem as_halves (not swapped).
-template <int kTileRows, int kBatchTile>
+template <int kTileRows, int kBatchTile, bool kQuantise>
 __global__ void __launch_bounds__(swap_ab::Block<Op::N, Op::T, kTileRows, kBatchTile>::kThreads,
                                   swap_ab::Block<Op::N, Op::T, kTileRows, kBatchTile>::kBlocksPerSm)
     fp8_swap_ab_kernel(const __grid_constant__ CUtensorMap map_a,
                        const __grid_constant__ CUtensorMap map_b,
                        const __grid_constant__ GemmProblem p, const float* scale_a,
-                       const float* scale_b) {
+                       const float* scale_b, const __grid_constant__ QuantisedOutput out) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using B = swap_ab::Block<Op::N, Op::T, kTileRows, kBatchTile>;
   using Ring = typename B::Ring;
@@ -136,7 +193,8 @@ __global__ void __launch_bounds__(swap_ab::Block<Op::N, Op::T, kTileRows, kBatch
     if (threadIdx.x == 0) swap_ab::produce<B>(map_a, map_b, schedule, ring, full, empty);
   } else {
     if constexpr (B::kConsumers > 1) setmaxnreg_inc<kConsumerRegisters>();
-    consume_swap_ab<B>(warpgroup - 1, p, schedule, *scale_a * *scale_b, ring, full, empty);
+    consume_swap_ab<B, kQuantise>(warpgroup - 1, p, schedule, *scale_a * *scale_b, out, ring, full,
+                                  empty);
   }
 #else
   __trap();  // built without sm_90a: see wgmma.cuh
@@ -145,23 +203,35 @@ __global__ void __launch_bounds__(swap_ab::Block<Op::N, Op::T, kTileRows, kBatch
 
 // Needs m <= 256 (swap_ab::kMaxBatch), k a multiple of 16 and a GPU with sm_90a code. The tile:
 // chapter 12's choice for the same shape in fp16 (its blocks have the same threads and shared
-// memory, so as many run at once).
-inline void launch_fp8_swap_ab(const Fp8Problem& fp8, cudaStream_t stream) {
+// memory, so as many run at once). With `out`, the product leaves QuantisedOutput, not C.
+inline void launch_fp8_swap_ab(const Fp8Problem& fp8, cudaStream_t stream,
+                               const QuantisedOutput* out = nullptr) {
   const GemmProblem p = as_halves(fp8);
   const swap_ab::SwapAbTile tile = swap_ab::block_tile_for<Op::N>(
       p, swap_ab::resident_swap_ab_blocks<Op::N, Op::T, EpilogueKind::kStore>);
   swap_ab::with_block_tile<Op::N>(tile, [&](auto rows, auto batch) {
     using B = swap_ab::Block<Op::N, Op::T, rows, batch>;
-    const auto kernel = fp8_swap_ab_kernel<rows, batch>;
-    static const bool opted_in = allow_shared_memory(kernel, B::Ring::kSmemBytes);
-    (void)opted_in;
     const TensorMaps<typename B::Ring::A, typename B::Ring::B> maps(swap_ab::swapped(p));
     const int blocks =
         std::min(swap_ab::tiles_of(p, {rows, batch}),
                  swap_ab::resident_swap_ab_blocks<Op::N, Op::T, EpilogueKind::kStore>(tile));
-    kernel<<<blocks, B::kThreads, B::Ring::kSmemBytes, stream>>>(maps.a, maps.b, p, fp8.scale_a,
-                                                                 fp8.scale_b);
-    CUDA_CHECK(cudaGetLastError());
+    const auto launch = [&](auto kernel) {
+      kernel<<<blocks, B::kThreads, B::Ring::kSmemBytes, stream>>>(
+          maps.a, maps.b, p, fp8.scale_a, fp8.scale_b, out ? *out : QuantisedOutput{});
+      CUDA_CHECK(cudaGetLastError());
+    };
+    // One opt-in per kernel: the two have the same type, so a static in `launch` would be shared.
+    if (out) {
+      static const bool opted_in =
+          allow_shared_memory(fp8_swap_ab_kernel<rows, batch, true>, B::Ring::kSmemBytes);
+      (void)opted_in;
+      launch(fp8_swap_ab_kernel<rows, batch, true>);
+    } else {
+      static const bool opted_in =
+          allow_shared_memory(fp8_swap_ab_kernel<rows, batch, false>, B::Ring::kSmemBytes);
+      (void)opted_in;
+      launch(fp8_swap_ab_kernel<rows, batch, false>);
+    }
   });
 }
 

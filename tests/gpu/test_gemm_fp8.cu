@@ -11,9 +11,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -162,6 +164,70 @@ Error run(int m, int n, int k, int bits, uint64_t seed) {
   return e;
 }
 
+// The skinny kernel's quantising epilogue (QuantisedOutput, a hidden layer's forward): run once
+// storing C, once quantising; every code of x and x_t must be encode(ReLU(C + bias) * scale) of
+// that very C (the same sums, bit for bit), and the amax the largest ReLU(C + bias).
+void check_quantised_output(int m, int n, int k, uint64_t seed) {
+  SplitMix64 rng(seed);
+  const Quantised a = quantise(m, k, rng), b = quantise(n, k, rng);
+  const std::vector<float> c =
+      multiply<true, true>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
+  std::vector<float> bias(n);
+  for (float& x : bias) x = 2 * rng.uniform01() - 1;
+  float largest = 0.0f;
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) largest = std::fmax(largest, c[size_t(i) * n + j] + bias[j]);
+  }
+  fp8::ScalingState state{0u, 1, {largest}, fp8_scale(largest, kE4m3Max)};
+  uint8_t *d_a, *d_b, *d_x, *d_x_t;
+  float *d_scales, *d_bias;
+  fp8::ScalingState* d_state;
+  CUDA_CHECK(cudaMalloc(&d_a, a.codes.size()));
+  CUDA_CHECK(cudaMalloc(&d_b, b.codes.size()));
+  CUDA_CHECK(cudaMalloc(&d_x, size_t(m) * n));
+  CUDA_CHECK(cudaMalloc(&d_x_t, size_t(m) * n));
+  CUDA_CHECK(cudaMalloc(&d_scales, 2 * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&d_bias, n * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&d_state, sizeof state));
+  const float scales[2] = {a.unscale, b.unscale};
+  CUDA_CHECK(cudaMemcpy(d_a, a.codes.data(), a.codes.size(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_b, b.codes.data(), b.codes.size(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_scales, scales, sizeof scales, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_bias, bias.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_state, &state, sizeof state, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(d_x, 0x7F, size_t(m) * n));  // the NaN code everywhere
+  CUDA_CHECK(cudaMemset(d_x_t, 0x7F, size_t(m) * n));
+  const fp8::QuantisedOutput out{d_bias, d_x, d_x_t, d_state};
+  fp8::launch_fp8_swap_ab({m, n, k, d_a, d_b, d_scales, d_scales + 1, nullptr}, nullptr, &out);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<uint8_t> x(size_t(m) * n), x_t(size_t(m) * n);
+  CUDA_CHECK(cudaMemcpy(x.data(), d_x, x.size(), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(x_t.data(), d_x_t, x_t.size(), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(&state, d_state, sizeof state, cudaMemcpyDeviceToHost));
+  long wrong = 0;
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      const float v = std::fmax(c[size_t(i) * n + j] + bias[j], 0.0f);
+      const uint8_t want = encode_fp8<E4m3>(v * state.scale);
+      wrong += x[size_t(i) * n + j] != want;
+      wrong += x_t[size_t(j) * m + i] != want;
+    }
+  }
+  float amax = 0.0f;
+  std::memcpy(&amax, &state.amax_bits, sizeof amax);
+  const std::string what = std::to_string(m) + " x " + std::to_string(n) + " x " +
+                           std::to_string(k) + ": " + std::to_string(wrong) +
+                           " codes differ, amax " + std::to_string(amax) + " of " +
+                           std::to_string(std::fmax(largest, 0.0f));
+  std::printf("quantised output %s\n", what.c_str());
+  CHECK_MSG(wrong == 0 && amax == std::fmax(largest, 0.0f), what);
+  for (void* p : {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_x),
+                  static_cast<void*>(d_x_t), static_cast<void*>(d_scales),
+                  static_cast<void*>(d_bias), static_cast<void*>(d_state)}) {
+    CUDA_CHECK(cudaFree(p));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -213,6 +279,10 @@ int main(int argc, char** argv) {
       std::printf("%s\n", what.c_str());
       CHECK_MSG(e.not_finite == 0 && e.worst_ratio <= 1.0, what);
     }
+  }
+  // The quantising epilogue: odd and even batches, a tail of every tile, N = 10.
+  for (const auto& s : {std::array<int, 3>{32, 1000, 784}, {255, 4100, 272}, {7, 10, 48}}) {
+    check_quantised_output(s[0], s[1], s[2], 11 + s[0]);
   }
   return testing::finish("gemm_fp8");
 }
