@@ -18,11 +18,13 @@
 
 namespace mnist::fp8 {
 
-// What the forward product of a hidden layer leaves instead of C: ReLU(C + bias) quantised at its
-// tensor's scale, batch-major (the next layer's operand) and transposed (the operand of that
-// layer's weight gradient), and its amax.
+// What a hidden layer's product leaves instead of C, quantised at its tensor's scale, batch-major
+// (the next product's operand) and transposed (the operand of a weight gradient), with its amax:
+//   forward        ReLU(C + bias)                          the next layer's input X
+//   backward data  C where the activation's code is > 0    the layer below's gradient dZ (ReLU')
 struct QuantisedOutput {
-  const float* bias;      // n
+  const float* bias;      // n, forward; null in backward data
+  const uint8_t* active;  // m x n e4m3, the activation whose sign masks C; null in forward
   uint8_t* x;             // m x n e4m3
   uint8_t* x_t;           // n x m e4m3
   ScalingState* scaling;  // the scale to quantise at; its amax slot
@@ -72,15 +74,21 @@ __device__ __forceinline__ void quantise_transposed(const GemmProblem& p,
   for (int h = 0; h < 2; ++h) {
     const int n = n0 + warp * 16 + lane / 4 + 8 * h;
     if (n >= p.n) continue;
-    const float bias = out.bias[n];
+    const float bias = out.bias ? out.bias[n] : 0.0f;
+    // The value at batch row m (inside C): __fadd_rn adds as the reference does, with no FMA
+    // folding in the scale's product before it; a code > 0 (sign clear, not zero) is an active
+    // ReLU.
+    const auto value = [&](float sum, int m) {
+      if (out.active) return out.active[size_t(m) * p.n + n] - 1u < 0x7Fu ? sum : 0.0f;
+      return fmaxf(__fadd_rn(sum, bias), 0.0f);
+    };
 #pragma unroll
     for (int i = 0; i < kCount / 4; ++i) {
       const int m = m0 + 8 * i + lane % 4 * 2;
       if (m >= p.m) continue;
-      // __fadd_rn: no FMA with the scale's product before it, as the reference adds.
-      const float v0 = fmaxf(__fadd_rn(acc[4 * i + 2 * h], bias), 0.0f);
-      const float v1 = m + 1 < p.m ? fmaxf(__fadd_rn(acc[4 * i + 2 * h + 1], bias), 0.0f) : 0.0f;
-      amax = fmaxf(amax, fmaxf(v0, v1));
+      const float v0 = value(acc[4 * i + 2 * h], m);
+      const float v1 = m + 1 < p.m ? value(acc[4 * i + 2 * h + 1], m + 1) : 0.0f;
+      amax = fmaxf(amax, fmaxf(fabsf(v0), fabsf(v1)));
       const uint16_t codes = quantise_pair(v0, v1, scale);
       uint8_t* row_t = out.x_t + size_t(n) * p.m + m;
       if (m + 1 < p.m && pairs_aligned) {

@@ -164,28 +164,39 @@ Error run(int m, int n, int k, int bits, uint64_t seed) {
   return e;
 }
 
-// The skinny kernel's quantising epilogue (QuantisedOutput, a hidden layer's forward): run once
-// storing C, once quantising; every code of x and x_t must be encode(ReLU(C + bias) * scale) of
-// that very C (the same sums, bit for bit), and the amax the largest ReLU(C + bias).
-void check_quantised_output(int m, int n, int k, uint64_t seed) {
+// The skinny kernel's quantising epilogue (QuantisedOutput): run once storing C, once quantising;
+// every code of x and x_t must be encode(v * scale) of that very C (the same sums, bit for bit),
+// v = ReLU(C + bias) (forward) or C where a random activation's code is > 0 (backward data), and
+// the amax the largest |v|.
+void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
   SplitMix64 rng(seed);
   const Quantised a = quantise(m, k, rng), b = quantise(n, k, rng);
   const std::vector<float> c =
       multiply<true, true>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
   std::vector<float> bias(n);
   for (float& x : bias) x = 2 * rng.uniform01() - 1;
+  std::vector<uint8_t> active(size_t(m) * n);  // codes of either sign, zeros among them
+  for (uint8_t& code : active) code = encode_fp8<E4m3>(float(int(rng.below(5)) - 2));
+  std::vector<float> v(size_t(m) * n);
   float largest = 0.0f;
   for (int i = 0; i < m; ++i) {
-    for (int j = 0; j < n; ++j) largest = std::fmax(largest, c[size_t(i) * n + j] + bias[j]);
+    for (int j = 0; j < n; ++j) {
+      const size_t e = size_t(i) * n + j;
+      const bool on = active[e] != 0 && active[e] < 0x80;
+      v[e] = backward ? (on ? c[e] : 0.0f) : std::fmax(c[e] + bias[j], 0.0f);
+      largest = std::fmax(largest, std::fabs(v[e]));
+    }
   }
   fp8::ScalingState state{0u, 1, {largest}, fp8_scale(largest, kE4m3Max)};
-  uint8_t *d_a, *d_b, *d_x, *d_x_t;
+  uint8_t *d_a, *d_b, *d_x, *d_x_t, *d_active;
   float *d_scales, *d_bias;
   fp8::ScalingState* d_state;
   CUDA_CHECK(cudaMalloc(&d_a, a.codes.size()));
   CUDA_CHECK(cudaMalloc(&d_b, b.codes.size()));
   CUDA_CHECK(cudaMalloc(&d_x, size_t(m) * n));
   CUDA_CHECK(cudaMalloc(&d_x_t, size_t(m) * n));
+  CUDA_CHECK(cudaMalloc(&d_active, size_t(m) * n));
+  CUDA_CHECK(cudaMemcpy(d_active, active.data(), active.size(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMalloc(&d_scales, 2 * sizeof(float)));
   CUDA_CHECK(cudaMalloc(&d_bias, n * sizeof(float)));
   CUDA_CHECK(cudaMalloc(&d_state, sizeof state));
@@ -197,7 +208,8 @@ void check_quantised_output(int m, int n, int k, uint64_t seed) {
   CUDA_CHECK(cudaMemcpy(d_state, &state, sizeof state, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemset(d_x, 0x7F, size_t(m) * n));  // the NaN code everywhere
   CUDA_CHECK(cudaMemset(d_x_t, 0x7F, size_t(m) * n));
-  const fp8::QuantisedOutput out{d_bias, d_x, d_x_t, d_state};
+  const fp8::QuantisedOutput out{backward ? nullptr : d_bias, backward ? d_active : nullptr, d_x,
+                                 d_x_t, d_state};
   fp8::launch_fp8_swap_ab({m, n, k, d_a, d_b, d_scales, d_scales + 1, nullptr}, nullptr, &out);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<uint8_t> x(size_t(m) * n), x_t(size_t(m) * n);
@@ -207,23 +219,23 @@ void check_quantised_output(int m, int n, int k, uint64_t seed) {
   long wrong = 0;
   for (int i = 0; i < m; ++i) {
     for (int j = 0; j < n; ++j) {
-      const float v = std::fmax(c[size_t(i) * n + j] + bias[j], 0.0f);
-      const uint8_t want = encode_fp8<E4m3>(v * state.scale);
+      const uint8_t want = encode_fp8<E4m3>(v[size_t(i) * n + j] * state.scale);
       wrong += x[size_t(i) * n + j] != want;
       wrong += x_t[size_t(j) * m + i] != want;
     }
   }
   float amax = 0.0f;
   std::memcpy(&amax, &state.amax_bits, sizeof amax);
-  const std::string what = std::to_string(m) + " x " + std::to_string(n) + " x " +
-                           std::to_string(k) + ": " + std::to_string(wrong) +
-                           " codes differ, amax " + std::to_string(amax) + " of " +
-                           std::to_string(std::fmax(largest, 0.0f));
+  const std::string what =
+      std::string(backward ? "backward data " : "forward ") + std::to_string(m) + " x " +
+      std::to_string(n) + " x " + std::to_string(k) + ": " + std::to_string(wrong) +
+      " codes differ, amax " + std::to_string(amax) + " of " + std::to_string(largest);
   std::printf("quantised output %s\n", what.c_str());
-  CHECK_MSG(wrong == 0 && amax == std::fmax(largest, 0.0f), what);
-  for (void* p : {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_x),
-                  static_cast<void*>(d_x_t), static_cast<void*>(d_scales),
-                  static_cast<void*>(d_bias), static_cast<void*>(d_state)}) {
+  CHECK_MSG(wrong == 0 && amax == largest, what);
+  for (void* p :
+       {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_x),
+        static_cast<void*>(d_x_t), static_cast<void*>(d_scales), static_cast<void*>(d_bias),
+        static_cast<void*>(d_state), static_cast<void*>(d_active)}) {
     CUDA_CHECK(cudaFree(p));
   }
 }
@@ -282,7 +294,9 @@ int main(int argc, char** argv) {
   }
   // The quantising epilogue: odd and even batches, a tail of every tile, N = 10.
   for (const auto& s : {std::array<int, 3>{32, 1000, 784}, {255, 4100, 272}, {7, 10, 48}}) {
-    check_quantised_output(s[0], s[1], s[2], 11 + s[0]);
+    for (const bool backward : {false, true}) {
+      check_quantised_output(s[0], s[1], s[2], backward, 11 + s[0]);
+    }
   }
   return testing::finish("gemm_fp8");
 }
