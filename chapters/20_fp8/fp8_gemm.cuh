@@ -27,8 +27,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 
 #include "11_clusters/gemm.cuh"
+#include "20_fp8/quantise.cuh"
+#include "20_fp8/scaling.cuh"
 
 namespace mnist::fp8 {
 
@@ -43,6 +46,17 @@ struct Fp8Problem {
   const float* scale_a;
   const float* scale_b;
   float* c;  // m x n
+};
+
+// What a weight gradient's product does instead of storing C = dW (the SGD step, fused): the fp32
+// master weights w -= learning_rate dW, and w's e4m3 copy at its tensor's scale, as it is (the
+// forward's operand) and transposed (backward data's), with its amax.
+struct WeightUpdate {
+  float* master;  // m x n
+  float learning_rate;
+  uint8_t* w;             // m x n e4m3
+  uint8_t* w_t;           // n x m e4m3, or null where no product reads it (the first layer)
+  ScalingState* scaling;  // the scale to quantise at; its amax slot
 };
 
 constexpr int kFp8TileK = kTileK * int(sizeof(__half));  // 128 e4m3 per K tile
@@ -128,13 +142,56 @@ __device__ __forceinline__ void await_issue(int other) {
   }
 }
 
+// The SGD step on the warpgroup's 64 x 256 gradients g (scaled), whose first element is (row0,
+// col0), in chapter 08's layout: a thread's column pair col, col + 1 of row `row` is one fp32 pair
+// of the masters, one 16-bit code pair of w and two bytes of w_t. __fmaf_rn: the update rounds
+// once, as the CPU reference's float64 step rounded to fp32 does.
+__device__ __forceinline__ void update_weights(const GemmProblem& p,
+                                               const float (&g)[kAccumulators], int row0, int col0,
+                                               const WeightUpdate& u) {
+  const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
+  const float scale = u.scaling->scale;
+  float amax = 0.0f;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = row0 + warp * 16 + lane / 4 + 8 * h;
+    if (row >= p.m) continue;
+#pragma unroll
+    for (int i = 0; i < kAccumulators / 4; ++i) {
+      const int col = col0 + 8 * i + lane % 4 * 2;
+      if (col >= p.n) continue;
+      const bool two = col + 1 < p.n;
+      float* master = u.master + size_t(row) * p.n + col;
+      const float w0 = __fmaf_rn(-u.learning_rate, g[4 * i + 2 * h], master[0]);
+      const float w1 = two ? __fmaf_rn(-u.learning_rate, g[4 * i + 2 * h + 1], master[1]) : 0.0f;
+      master[0] = w0;
+      if (two) master[1] = w1;
+      amax = fmaxf(amax, fmaxf(fabsf(w0), fabsf(w1)));
+      const uint16_t codes = quantise_pair(w0, w1, scale);
+      uint8_t* w = u.w + size_t(row) * p.n + col;
+      if (two && p.n % 2 == 0) {
+        *reinterpret_cast<uint16_t*>(w) = codes;
+      } else {
+        w[0] = uint8_t(codes);
+        if (two) w[1] = uint8_t(codes >> 8);
+      }
+      if (u.w_t) {
+        u.w_t[size_t(col) * p.m + row] = uint8_t(codes);
+        if (two) u.w_t[size_t(col + 1) * p.m + row] = uint8_t(codes >> 8);
+      }
+    }
+  }
+  record_amax(&u.scaling->amax_bits, amax);
+}
+
 // A consumer warpgroup: rows [consumer * 64, consumer * 64 + 64) of every tile of this block, as
 // chapter 11's. kPromote: each half of a K tile into `part`, added to the total once done (the
 // figure above); otherwise both halves accumulate in the tensor cores across K, as chapter 11's.
-template <bool kPromote>
+// kUpdate: the tiles go through update_weights instead of into C.
+template <bool kPromote, bool kUpdate>
 __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, float scale,
-                                        uint32_t ring, uint32_t full, uint32_t empty,
-                                        const CUtensorMap& map_c, bool store_by_tma,
+                                        const WeightUpdate& update, uint32_t ring, uint32_t full,
+                                        uint32_t empty, const CUtensorMap& map_c, bool store_by_tma,
                                         uint32_t staging) {
   const int lane = threadIdx.x % 32;
   const int k_tiles = (p.k + kTileK - 1) / kTileK;
@@ -191,7 +248,9 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
     accumulators_settled(total);
 #pragma unroll
     for (int i = 0; i < kAccumulators; ++i) total[i] *= scale;
-    if (store_by_tma) {
+    if constexpr (kUpdate) {
+      update_weights(p, total, row0 + consumer * kWgmmaM, col0, update);
+    } else if (store_by_tma) {
       store_accumulators(map_c, total, consumer, staging, row0 + consumer * kWgmmaM, col0);
     } else {
       finish_accumulators<EpilogueKind::kStore>(p, total, row0 + consumer * kWgmmaM, col0, paired);
@@ -206,13 +265,13 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
 #endif  // sm_90a
 
 // Chapter 11's kernel with the FP8 consumer; p is the problem as_halves.
-template <bool kPromote>
+template <bool kPromote, bool kUpdate>
 __global__ void __launch_bounds__(kThreads, 1)
     fp8_gemm_kernel(const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b,
                     const __grid_constant__ CUtensorMap map_c, bool store_by_tma,
                     const __grid_constant__ GemmProblem p, const float* scale_a,
-                    const float* scale_b) {
+                    const float* scale_b, const __grid_constant__ WeightUpdate update) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(16) uint8_t smem[];
   const uint32_t ring = ring_start(smem);
@@ -234,27 +293,43 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) produce<Ring>(map_a, map_b, p, ring, full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegisters>();
-    consume<kPromote>(warpgroup - 1, p, *scale_a * *scale_b, ring, full, empty, map_c, store_by_tma,
-                      staging + (warpgroup - 1) * kStoreBuffers * kStoreBoxBytes);
+    consume<kPromote, kUpdate>(warpgroup - 1, p, *scale_a * *scale_b, update, ring, full, empty,
+                               map_c, store_by_tma,
+                               staging + (warpgroup - 1) * kStoreBuffers * kStoreBoxBytes);
   }
 #else
   __trap();  // built without sm_90a: see wgmma.cuh
 #endif
 }
 
-// Needs k a multiple of 16 and a GPU with sm_90a code.
+// Needs k a multiple of 16 and a GPU with sm_90a code. With `update` (promoted sums only), the
+// product is a weight gradient that updates the weights instead of storing C.
 template <bool kPromote = true>
-void launch_fp8_gemm(const Fp8Problem& fp8, cudaStream_t stream) {
+void launch_fp8_gemm(const Fp8Problem& fp8, cudaStream_t stream,
+                     const WeightUpdate* update = nullptr) {
+  if (!kPromote && update) {
+    throw std::invalid_argument("launch_fp8_gemm: a weight update needs the promoted sums");
+  }
   const GemmProblem p = as_halves(fp8);
-  const auto kernel = fp8_gemm_kernel<kPromote>;
-  static const int resident = resident_clusters(kernel, kSmemBytes<Ring>);
   const TensorMaps<Ring::A, HalfTile> maps(p);
-  const bool store_by_tma = stores_by_tma(p);
+  const bool store_by_tma = !update && stores_by_tma(p);
   const CUtensorMap map_c = store_by_tma ? store_map(p) : CUtensorMap{};
-  const int blocks = kClusterBlocks * std::min(pair_count(p), resident);
-  const ClusterLaunch launch(kClusterBlocks, blocks, kThreads, kSmemBytes<Ring>, stream);
-  CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, maps.a, maps.b, map_c, store_by_tma, p,
-                                fp8.scale_a, fp8.scale_b));
+  const auto launch = [&](auto kernel, int resident) {
+    const int blocks = kClusterBlocks * std::min(pair_count(p), resident);
+    const ClusterLaunch cluster_launch(kClusterBlocks, blocks, clusters::kThreads,
+                                       clusters::kSmemBytes<Ring>, stream);
+    CUDA_CHECK(cudaLaunchKernelEx(&cluster_launch.config, kernel, maps.a, maps.b, map_c,
+                                  store_by_tma, p, fp8.scale_a, fp8.scale_b,
+                                  update ? *update : WeightUpdate{}));
+  };
+  if constexpr (kPromote) {
+    if (update) {
+      static const int resident = resident_clusters(fp8_gemm_kernel<true, true>, kSmemBytes<Ring>);
+      return launch(fp8_gemm_kernel<true, true>, resident);
+    }
+  }
+  static const int resident = resident_clusters(fp8_gemm_kernel<kPromote, false>, kSmemBytes<Ring>);
+  launch(fp8_gemm_kernel<kPromote, false>, resident);
 }
 
 }  // namespace mnist::fp8

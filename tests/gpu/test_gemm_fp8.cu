@@ -240,6 +240,75 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
   }
 }
 
+// The weight update fused into a weight gradient's product (WeightUpdate): run once storing
+// C = dW, once updating; every master must be fmaf(-learning_rate, dW, w) of that very dW, every
+// code of w and w_t encode(master * scale), and the amax the largest |master|.
+void check_weight_update(int m, int n, int k, uint64_t seed) {
+  SplitMix64 rng(seed);
+  const Quantised a = quantise(m, k, rng), b = quantise(n, k, rng);
+  const std::vector<float> dw = multiply<true>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
+  constexpr float kLearningRate = 0.05f;
+  std::vector<float> master(size_t(m) * n), want(master.size());
+  float largest = 0.0f;
+  for (size_t e = 0; e < master.size(); ++e) {
+    master[e] = 0.2f * rng.uniform01() - 0.1f;
+    want[e] = std::fma(-kLearningRate, dw[e], master[e]);
+    largest = std::fmax(largest, std::fabs(want[e]));
+  }
+  fp8::ScalingState state{0u, 1, {largest}, fp8_scale(largest, kE4m3Max)};
+  uint8_t *d_a, *d_b, *d_w, *d_w_t;
+  float *d_scales, *d_master;
+  fp8::ScalingState* d_state;
+  CUDA_CHECK(cudaMalloc(&d_a, a.codes.size()));
+  CUDA_CHECK(cudaMalloc(&d_b, b.codes.size()));
+  CUDA_CHECK(cudaMalloc(&d_w, master.size()));
+  CUDA_CHECK(cudaMalloc(&d_w_t, master.size()));
+  CUDA_CHECK(cudaMalloc(&d_scales, 2 * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&d_master, master.size() * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&d_state, sizeof state));
+  const float scales[2] = {a.unscale, b.unscale};
+  CUDA_CHECK(cudaMemcpy(d_a, a.codes.data(), a.codes.size(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_b, b.codes.data(), b.codes.size(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_scales, scales, sizeof scales, cudaMemcpyHostToDevice));
+  CUDA_CHECK(
+      cudaMemcpy(d_master, master.data(), master.size() * sizeof(float), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d_state, &state, sizeof state, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(d_w, 0x7F, master.size()));  // the NaN code everywhere
+  CUDA_CHECK(cudaMemset(d_w_t, 0x7F, master.size()));
+  const fp8::WeightUpdate update{d_master, kLearningRate, d_w, d_w_t, d_state};
+  fp8::launch_fp8_gemm<true>({m, n, k, d_a, d_b, d_scales, d_scales + 1, nullptr}, nullptr,
+                             &update);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<uint8_t> w(master.size()), w_t(master.size());
+  CUDA_CHECK(
+      cudaMemcpy(master.data(), d_master, master.size() * sizeof(float), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(w.data(), d_w, w.size(), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(w_t.data(), d_w_t, w_t.size(), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(&state, d_state, sizeof state, cudaMemcpyDeviceToHost));
+  long wrong_masters = 0, wrong_codes = 0;
+  for (int i = 0; i < m; ++i) {
+    for (int j = 0; j < n; ++j) {
+      const size_t e = size_t(i) * n + j;
+      wrong_masters += master[e] != want[e];
+      const uint8_t code = encode_fp8<E4m3>(want[e] * state.scale);
+      wrong_codes += (w[e] != code) + (w_t[size_t(j) * m + i] != code);
+    }
+  }
+  float amax = 0.0f;
+  std::memcpy(&amax, &state.amax_bits, sizeof amax);
+  const std::string what = "weight update " + std::to_string(m) + " x " + std::to_string(n) +
+                           " x " + std::to_string(k) + ": " + std::to_string(wrong_masters) +
+                           " masters and " + std::to_string(wrong_codes) + " codes differ, amax " +
+                           std::to_string(amax) + " of " + std::to_string(largest);
+  std::printf("%s\n", what.c_str());
+  CHECK_MSG(wrong_masters == 0 && wrong_codes == 0 && amax == largest, what);
+  for (void* p : {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_w),
+                  static_cast<void*>(d_w_t), static_cast<void*>(d_scales),
+                  static_cast<void*>(d_master), static_cast<void*>(d_state)}) {
+    CUDA_CHECK(cudaFree(p));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -297,6 +366,10 @@ int main(int argc, char** argv) {
     for (const bool backward : {false, true}) {
       check_quantised_output(s[0], s[1], s[2], backward, 11 + s[0]);
     }
+  }
+  // The weight update: K = a batch, tails of every tile, an odd N (no 16-bit code pairs).
+  for (const auto& s : {std::array<int, 3>{1000, 784, 256}, {300, 1001, 32}, {129, 10, 48}}) {
+    check_weight_update(s[0], s[1], s[2], 23 + s[1]);
   }
   return testing::finish("gemm_fp8");
 }
