@@ -21,6 +21,7 @@
 //     c1            | wait  | mma   | add   | mma   |
 //   each adds once the other has issued its next half
 // 64 part + 128 total registers fit where two 128-register sets would not.
+// A weight gradient's product can update the weights instead of storing C (WeightUpdate).
 #pragma once
 
 #include <cuda_runtime.h>
