@@ -12,7 +12,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -108,19 +107,6 @@ struct Case {
   std::string name;
   int m, n, k;
 };
-
-// Relative Frobenius-norm difference between two results of `count` floats on the device.
-double relative_difference(const float* c, const float* c_ref, size_t count) {
-  std::vector<float> mine(count), theirs(count);
-  CUDA_CHECK(cudaMemcpy(mine.data(), c, count * sizeof(float), cudaMemcpyDeviceToHost));
-  CUDA_CHECK(cudaMemcpy(theirs.data(), c_ref, count * sizeof(float), cudaMemcpyDeviceToHost));
-  double error = 0, norm = 0;
-  for (size_t i = 0; i < count; ++i) {
-    error += (double(mine[i]) - theirs[i]) * (double(mine[i]) - theirs[i]);
-    norm += double(theirs[i]) * theirs[i];
-  }
-  return std::sqrt(error / norm);
-}
 
 int run(int argc, char** argv) {
   std::string csv_path, only;
@@ -234,7 +220,7 @@ int run(int argc, char** argv) {
         mine();
         theirs();
         CUDA_CHECK(cudaStreamSynchronize(stream));
-        const double relative = relative_difference(c, c_ref, size_t(cs.m) * cs.n);
+        const double relative = relative_difference(c, c_ref, size_t(cs.m) * cs.n, stream);
         if (!(relative < 1e-3)) {
           throw std::runtime_error(cs.name + ": the FP8 kernel (" + sums +
                                    ") differs from cuBLASLt by " + std::to_string(relative) +

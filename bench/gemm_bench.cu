@@ -24,7 +24,6 @@
 #include <cuda_fp16.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -78,22 +77,6 @@ std::vector<Case> cases() {
   list.push_back({"splitk 32x784x8192", 32, 784, 8192, kBackwardData, false});
   list.push_back({"splitk 32x1024x1024", 32, 1024, 1024, kForward, false});
   return list;
-}
-
-// Relative Frobenius-norm difference between two results of `count` floats on the device.
-double relative_difference(const float* c, const float* c_ref, size_t count, cudaStream_t stream) {
-  std::vector<float> mine(count), theirs(count);
-  CUDA_CHECK(
-      cudaMemcpyAsync(mine.data(), c, count * sizeof(float), cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(
-      cudaMemcpyAsync(theirs.data(), c_ref, count * sizeof(float), cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  double error = 0, norm = 0;
-  for (size_t i = 0; i < count; ++i) {
-    error += (double(mine[i]) - theirs[i]) * (double(mine[i]) - theirs[i]);
-    norm += double(theirs[i]) * theirs[i];
-  }
-  return std::sqrt(error / norm);
 }
 
 int run(int argc, char** argv) {

@@ -8,12 +8,14 @@
 //          both run at the same clock: a large square heats the GPU and lowers its clock, and
 //          whichever ran second would look slower. Per launch: the median over each one's
 //          bursts, the GPU's own time.
-// The SM clock is read during each burst.
+// The SM clock is read during each burst. Before timing, both results are compared
+// (relative_difference).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "cuda_check.cuh"
@@ -21,6 +23,23 @@
 #include "gpu_info.hpp"
 
 namespace mnist {
+
+// Relative Frobenius-norm difference between two results of `count` floats on the device.
+inline double relative_difference(const float* c, const float* c_ref, size_t count,
+                                  cudaStream_t stream) {
+  std::vector<float> mine(count), theirs(count);
+  CUDA_CHECK(
+      cudaMemcpyAsync(mine.data(), c, count * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(
+      cudaMemcpyAsync(theirs.data(), c_ref, count * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  double error = 0, norm = 0;
+  for (size_t i = 0; i < count; ++i) {
+    error += (double(mine[i]) - theirs[i]) * (double(mine[i]) - theirs[i]);
+    norm += double(theirs[i]) * theirs[i];
+  }
+  return std::sqrt(error / norm);
+}
 
 constexpr int kWarmupLaunches = 3;
 constexpr int kSamples = 15;
