@@ -52,8 +52,9 @@ def fault(body, i):
                 # Past the loop, its last group is done only if each pass waits for 0 after its
                 # last wgmma.
                 for t in reversed(loop):
-                    if WAIT.match(t):
-                        if int(WAIT.match(t).group(1), 16) == 0:
+                    wait = WAIT.match(t)
+                    if wait:
+                        if int(wait.group(1), 16) == 0:
                             return None
                         break
                     if HGMMA.match(t):

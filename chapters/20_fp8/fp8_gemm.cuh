@@ -168,18 +168,8 @@ __device__ __forceinline__ void update_weights(const GemmProblem& p,
       master[0] = w0;
       if (two) master[1] = w1;
       amax = fmaxf(amax, fmaxf(fabsf(w0), fabsf(w1)));
-      const uint16_t codes = quantise_pair(w0, w1, scale);
-      uint8_t* w = u.w + size_t(row) * p.n + col;
-      if (two && p.n % 2 == 0) {
-        *reinterpret_cast<uint16_t*>(w) = codes;
-      } else {
-        w[0] = uint8_t(codes);
-        if (two) w[1] = uint8_t(codes >> 8);
-      }
-      if (u.w_t) {
-        u.w_t[size_t(col) * p.m + row] = uint8_t(codes);
-        if (two) u.w_t[size_t(col + 1) * p.m + row] = uint8_t(codes >> 8);
-      }
+      store_codes(quantise_pair(w0, w1, scale), two, u.w + size_t(row) * p.n + col, p.n % 2 == 0,
+                  u.w_t ? u.w_t + size_t(col) * p.m + row : nullptr, p.m);
     }
   }
   record_amax(&u.scaling->amax_bits, amax);

@@ -89,16 +89,9 @@ __device__ __forceinline__ void quantise_transposed(const GemmProblem& p,
       const float v0 = value(acc[4 * i + 2 * h], m);
       const float v1 = m + 1 < p.m ? value(acc[4 * i + 2 * h + 1], m + 1) : 0.0f;
       amax = fmaxf(amax, fmaxf(fabsf(v0), fabsf(v1)));
-      const uint16_t codes = quantise_pair(v0, v1, scale);
       uint8_t* row_t = out.x_t + size_t(n) * p.m + m;
-      if (m + 1 < p.m && pairs_aligned) {
-        *reinterpret_cast<uint16_t*>(row_t) = codes;
-      } else {
-        row_t[0] = uint8_t(codes);
-        if (m + 1 < p.m) row_t[1] = uint8_t(codes >> 8);
-      }
-      out.x[size_t(m) * p.n + n] = uint8_t(codes);
-      if (m + 1 < p.m) out.x[size_t(m + 1) * p.n + n] = uint8_t(codes >> 8);
+      store_codes(quantise_pair(v0, v1, scale), m + 1 < p.m, row_t, pairs_aligned,
+                  out.x + size_t(m) * p.n + n, p.n);
     }
   }
   record_amax(&out.scaling->amax_bits, amax);

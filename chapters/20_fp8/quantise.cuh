@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace mnist::fp8 {
@@ -24,6 +25,23 @@ __device__ __forceinline__ uint16_t quantise_pair(float a, float b, float scale)
 __device__ __forceinline__ void record_amax(unsigned* amax, float x) {
   const unsigned largest = __reduce_max_sync(0xFFFFFFFFu, __float_as_uint(fabsf(x)));
   if (threadIdx.x % 32 == 0) atomicMax(amax, largest);
+}
+
+// Two neighbours' codes (the first in the low byte) into a copy where they lie side by side, at
+// `pair` (one 16-bit store where `aligned`, the address even), and into the copy where they lie
+// `stride` bytes apart, from `strided` (null: no such copy); the second code only where `both`.
+__device__ __forceinline__ void store_codes(uint16_t codes, bool both, uint8_t* pair, bool aligned,
+                                            uint8_t* strided, size_t stride) {
+  if (both && aligned) {
+    *reinterpret_cast<uint16_t*>(pair) = codes;
+  } else {
+    pair[0] = uint8_t(codes);
+    if (both) pair[1] = uint8_t(codes >> 8);
+  }
+  if (strided) {
+    strided[0] = uint8_t(codes);
+    if (both) strided[stride] = uint8_t(codes >> 8);
+  }
 }
 
 #endif
