@@ -19,7 +19,7 @@
 //     tensor cores  | c0 h0 | c1 h0 | c0 h1 | c1 h1 | c0 h0 ...
 //     c0            | mma   | add   | mma   | add   |
 //     c1            | wait  | mma   | add   | mma   |
-//   each adds once the other has issued its next half
+//   each issues a half only after the other has issued its own
 // 64 part + 128 total registers fit where two 128-register sets would not.
 // A weight gradient's product can update the weights instead of storing C (WeightUpdate).
 #pragma once
@@ -123,11 +123,12 @@ __device__ __forceinline__ void multiply_half(float* d, uint32_t a, uint32_t b, 
 }
 
 // The consumers take turns at the tensor cores. Named barrier 3 + c (chapter 10's warpgroup_sync
-// holds 1 and 2) counts consumer c's wgmmas issued: c arrives once it has issued a half
-// (announce_issue), the other waits on it (await_issue) before it adds, so that its 64 adds never
-// delay c's wgmmas on their way to the tensor cores, which run c0's half, c1's, c0's next, ... Left
-// to themselves, both consumers' wgmmas run side by side, finish together and leave the tensor
-// cores idle while both add.
+// holds 1 and 2) counts consumer c's halves issued: c arrives once it has issued one
+// (announce_issue), the other waits for that (await_issue) before it issues its next, so the tensor
+// cores run c0's half, c1's, c0's next, ... and each consumer adds while the other's half runs.
+// Left to themselves, both consumers' wgmmas run side by side, finish together and leave the
+// tensor cores idle while both add. (Letting a consumer issue freely and wait only before its adds
+// measured 77-82% of cuBLASLt instead of 85-91%: docs/results/alternatives/fp8_gemm/.)
 __device__ __forceinline__ void announce_issue(int consumer) {
   if (consumer == 0) {
     asm volatile("bar.arrive 3, %0;\n" ::"n"(kConsumers * kWarpgroupThreads) : "memory");
@@ -193,7 +194,7 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
   float part[kPartAccumulators];
   int stage = 0;
   uint32_t phase = 0;
-  if (kPromote && consumer == 1) await_issue(0);  // consumer 0 goes first
+  if (kPromote && consumer == 1) announce_issue(consumer);  // consumer 0 goes first
   for (int pair = blockIdx.x / kClusterBlocks; pair < pair_count(p);
        pair += gridDim.x / kClusterBlocks) {
     int row0, col0;
@@ -206,12 +207,12 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
       if constexpr (kPromote) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
+          await_issue(1 - consumer);  // the other's half is queued first
           wgmma_fence();
           multiply_half(part, a, b + h * HalfTile::kBytes, false);
           wgmma_commit();
           announce_issue(consumer);
           wgmma_wait<0>();
-          await_issue(1 - consumer);  // the half the tensor cores run next is issued
 #pragma unroll
           for (int i = 0; i < kPartAccumulators; ++i) {
             asm volatile("" : "+f"(part[i])::"memory");  // written by the wgmmas
@@ -249,7 +250,7 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
 #pragma unroll
     for (int i = 0; i < kAccumulators; ++i) total[i] = 0.0f;
   }
-  if (kPromote && consumer == 0) announce_issue(consumer);  // no next half: consumer 1 may add
+  if (kPromote && consumer == 0) await_issue(1);  // consumer 1's last announcement
   if (threadIdx.x % kWarpgroupThreads == 0) bulk_wait_all();
 }
 
