@@ -143,6 +143,32 @@ int chapter_step_scratch_words_per_row() {
   return chapter::kStepTraining.scratch_words_per_row;
 }
 
+// Whether the chapter gave an optional member (a function, not a comparison of its address, which
+// compilers flag as always true where the chapter gave one).
+template <class Function>
+bool declared(Function* f) {
+  return f != nullptr;
+}
+
+size_t chapter_model_scratch_bytes(const LayerSizes& sizes, int batch) {
+  const auto bytes = chapter::kStepTraining.model_scratch_bytes;
+  return declared(bytes) ? bytes(sizes, batch) : 0;
+}
+
+void chapter_prepare_steps(const StepBuffers& buffers, cudaStream_t stream) {
+  if (declared(chapter::kStepTraining.prepare)) {
+    chapter::kStepTraining.prepare(buffers, stream);
+    CUDA_CHECK_LAUNCH();
+  }
+}
+
+void chapter_before_evaluation(const StepBuffers& buffers, cudaStream_t stream) {
+  if (declared(chapter::kStepTraining.before_evaluation)) {
+    chapter::kStepTraining.before_evaluation(buffers, stream);
+    CUDA_CHECK_LAUNCH();
+  }
+}
+
 void gemm(const GemmProblem& p, cudaStream_t stream) {
   if (p.m < 1 || p.n < 1 || p.k < 1) {
     throw std::invalid_argument("gemm: empty problem " + std::to_string(p.m) + "x" +

@@ -36,12 +36,15 @@ struct StepData {
   uint8_t* train_labels = nullptr;
   int* order = nullptr;
   int* step_index = nullptr;
+  int next_step = 0;  // *step_index as the host knows it, for a chapter that launches per step
   int batch = 0, train_count = 0;
   float* logits = nullptr;  // batch x kClasses
   float* step_losses = nullptr;
   // The chapter's own device memory: StepTraining::scratch_words_per_row x batch words of 4 bytes,
   // zero when the trainer is made; each launch finds them as the one before left them.
   void* scratch = nullptr;
+  // StepTraining::model_scratch_bytes of the model, zero when the trainer is made; the same rule.
+  void* model_scratch = nullptr;
 };
 
 // Everything a training step reads and writes, as the trainer lays it out; the trainer owns one.
@@ -59,6 +62,14 @@ struct StepTraining {
   // *step_index advanced by `steps`; asynchronous. Only where refusal() is empty.
   void (*train)(const StepBuffers& buffers, int steps, float learning_rate, cudaStream_t stream);
   int scratch_words_per_row = 0;  // StepData::scratch
+  // Optional, for a chapter that keeps copies of the parameters of its own (chapter 20's fp8
+  // weights): the bytes of StepData::model_scratch for a model of `sizes` at `batch`; prepare(),
+  // run once the trainer has written the initial parameters, before the first step; and
+  // before_evaluation(), which leaves the fp16 weight copies (LayerBuffers::weight_operand) that
+  // evaluation multiplies by equal to fp16(masters), where train() does not keep them so.
+  size_t (*model_scratch_bytes)(const LayerSizes& sizes, int batch) = nullptr;
+  void (*prepare)(const StepBuffers& buffers, cudaStream_t stream) = nullptr;
+  void (*before_evaluation)(const StepBuffers& buffers, cudaStream_t stream) = nullptr;
 };
 
 // The chapter's refusal(): for a chapter without kStepTraining, a line saying so.
@@ -70,5 +81,10 @@ void chapter_train_steps(const StepBuffers& buffers, int steps, float learning_r
 
 // The chapter's StepTraining::scratch_words_per_row.
 int chapter_step_scratch_words_per_row();
+
+// The chapter's optional members, as no-ops (0 bytes) where it leaves them out.
+size_t chapter_model_scratch_bytes(const LayerSizes& sizes, int batch);
+void chapter_prepare_steps(const StepBuffers& buffers, cudaStream_t stream);
+void chapter_before_evaluation(const StepBuffers& buffers, cudaStream_t stream);
 
 }  // namespace mnist

@@ -92,6 +92,7 @@ void Trainer::carve(DeviceArena& arena) {
   bias_updates_ = arena.take<BiasUpdate>(step_.layers.size());
   step_.step_losses = arena.take<float>(steps_per_epoch_);
   step_.scratch = arena.take<uint32_t>(scratch_words());
+  step_.model_scratch = arena.take<uint8_t>(model_scratch_bytes_);
   eval_loss_sum_ = arena.take<double>(1);
   eval_correct_ = arena.take<int>(1);
 }
@@ -101,7 +102,10 @@ Trainer::Trainer(const ModelParams& init, const Dataset& data, int batch, StepLa
       test_count_(data.test.count),
       max_rows_(std::max(checked_batch(batch), kEvalChunk)),
       steps_per_epoch_((data.train.count + batch - 1) / batch),
-      launch_(launch) {
+      launch_(launch),
+      model_scratch_bytes_(launch == StepLaunch::kPersistent
+                               ? chapter_model_scratch_bytes(init.sizes, checked_batch(batch))
+                               : 0) {
   step_.batch = batch;
   step_.train_count = data.train.count;
   CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -128,7 +132,9 @@ Trainer::Trainer(const ModelParams& init, const Dataset& data, int batch, StepLa
   }
   upload(bias_updates_, bias_updates, stream_);
   CUDA_CHECK(cudaMemsetAsync(step_.scratch, 0, scratch_words() * sizeof(uint32_t), stream_));
+  CUDA_CHECK(cudaMemsetAsync(step_.model_scratch, 0, model_scratch_bytes_, stream_));
   CUDA_CHECK(cudaStreamSynchronize(stream_));  // the host vectors above are temporaries
+  if (launch_ == StepLaunch::kPersistent) chapter_prepare_steps(step_, stream_);
 }
 
 Trainer::~Trainer() {
@@ -251,6 +257,7 @@ void Trainer::train(int steps, float learning_rate) {
                                 " steps go past the end of the epoch");
   }
   if (launch_ == StepLaunch::kPersistent) {
+    step_.next_step = next_step_;
     if (steps > 0) chapter_train_steps(step_, steps, learning_rate, stream_);
   } else {
     for (int s = next_step_; s < next_step_ + steps; ++s) {
@@ -318,6 +325,7 @@ ModelParams Trainer::parameters() {
 }
 
 Evaluation Trainer::evaluate() {
+  if (launch_ == StepLaunch::kPersistent) chapter_before_evaluation(step_, stream_);
   CUDA_CHECK(cudaMemsetAsync(eval_loss_sum_, 0, sizeof(double), stream_));
   CUDA_CHECK(cudaMemsetAsync(eval_correct_, 0, sizeof(int), stream_));
   LossOutputs sums;

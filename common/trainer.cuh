@@ -105,6 +105,7 @@ class Trainer {
   LayerSizes sizes_;
   int test_count_, max_rows_, steps_per_epoch_;
   StepLaunch launch_;
+  size_t model_scratch_bytes_;  // StepData::model_scratch, persistent launches only
   int next_step_ = 0;  // host copy of *step_.step_index
   StepGraph full_graph_, last_graph_;
   cudaStream_t stream_ = nullptr;

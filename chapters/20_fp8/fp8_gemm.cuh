@@ -37,6 +37,21 @@
 namespace mnist::fp8 {
 
 using namespace clusters;
+// Chapter 11's names where chapter 10's kernel has the same ones (reached through chapter 11's own
+// using-directives once both are included): the declarations pick chapter 11's.
+using clusters::kConsumers;
+using clusters::kConsumerWarps;
+using clusters::kSmemBytes;
+using clusters::kStages;
+using clusters::kStagingBytes;
+using clusters::kStoreBoxBytes;
+using clusters::kStoreBuffers;
+using clusters::kThreads;
+using clusters::RingFor;
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+using clusters::produce;
+using clusters::store_accumulators;
+#endif
 
 // C = scale_a scale_b (A B^T); the scales are device pointers, so that a scale computed on the GPU
 // needs no trip to the host.
@@ -174,6 +189,7 @@ __device__ __forceinline__ void update_weights(const GemmProblem& p,
     }
   }
   record_amax(&u.scaling->amax_bits, amax);
+  note_quantised(u.scaling, scale);
 }
 
 // A consumer warpgroup: rows [consumer * 64, consumer * 64 + 64) of every tile of this block, as

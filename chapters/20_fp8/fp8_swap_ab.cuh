@@ -26,8 +26,15 @@ struct QuantisedOutput {
   const float* bias;      // n, forward; null in backward data
   const uint8_t* active;  // m x n e4m3, the activation whose sign masks C; null in forward
   uint8_t* x;             // m x n e4m3
-  uint8_t* x_t;           // n x m e4m3
+  uint8_t* x_t;           // n x m e4m3, rows t_pitch codes apart
   ScalingState* scaling;  // the scale to quantise at; its amax slot
+  int t_pitch;            // >= m: the batch a weight gradient multiplies over (K)
+};
+
+// fp16 ReLU(C + bias) instead of C: the last hidden layer's output, the fp16 output layer's input.
+struct HalfOutput {
+  const float* bias;  // n
+  __half* out;        // m x n
 };
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -68,7 +75,7 @@ __device__ __forceinline__ void quantise_transposed(const GemmProblem& p,
                                                     const QuantisedOutput& out) {
   const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
   const float scale = out.scaling->scale;
-  const bool pairs_aligned = p.m % 2 == 0;  // x_t's rows start on even bytes
+  const bool pairs_aligned = out.t_pitch % 2 == 0;  // x_t's rows start on even bytes
   float amax = 0.0f;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -89,17 +96,19 @@ __device__ __forceinline__ void quantise_transposed(const GemmProblem& p,
       const float v0 = value(acc[4 * i + 2 * h], m);
       const float v1 = m + 1 < p.m ? value(acc[4 * i + 2 * h + 1], m + 1) : 0.0f;
       amax = fmaxf(amax, fmaxf(fabsf(v0), fabsf(v1)));
-      uint8_t* row_t = out.x_t + size_t(n) * p.m + m;
+      uint8_t* row_t = out.x_t + size_t(n) * out.t_pitch + m;
       store_codes(quantise_pair(v0, v1, scale), m + 1 < p.m, row_t, pairs_aligned,
                   out.x + size_t(m) * p.n + n, p.n);
     }
   }
   record_amax(&out.scaling->amax_bits, amax);
+  note_quantised(out.scaling, scale);
 }
 
 // A consumer warpgroup of a swap-AB block: chapter 12's consume, each K tile's sum promoted; its
-// tiles stored as fp32 C, or, kQuantise, through quantise_transposed.
-template <class Block, bool kQuantise, class Schedule>
+// tiles through chapter 12's epilogue kKind (fp32 C, or HalfOutput's by kBiasRelu), or, kQuantise,
+// through quantise_transposed.
+template <class Block, EpilogueKind kKind, bool kQuantise, class Schedule>
 __device__ __forceinline__ void consume_swap_ab(int consumer, const GemmProblem& p,
                                                 const Schedule& schedule, float scale,
                                                 const QuantisedOutput& out, uint32_t ring,
@@ -156,7 +165,7 @@ __device__ __forceinline__ void consume_swap_ab(int consumer, const GemmProblem&
     if constexpr (kQuantise) {
       quantise_transposed(p, total, n0, m0, out);
     } else {
-      swap_ab::finish_transposed<EpilogueKind::kStore>(p, total, n0, m0);
+      swap_ab::finish_transposed<kKind>(p, total, n0, m0);
     }
   }
   if (kTurns && consumer == 0) announce_issue(consumer);
@@ -165,7 +174,7 @@ __device__ __forceinline__ void consume_swap_ab(int consumer, const GemmProblem&
 #endif  // sm_90a
 
 // Chapter 12's block with the FP8 consumer; p is the problem as_halves (not swapped).
-template <int kTileRows, int kBatchTile, bool kQuantise>
+template <int kTileRows, int kBatchTile, EpilogueKind kKind, bool kQuantise>
 __global__ void __launch_bounds__(swap_ab::Block<Op::N, Op::T, kTileRows, kBatchTile>::kThreads,
                                   swap_ab::Block<Op::N, Op::T, kTileRows, kBatchTile>::kBlocksPerSm)
     fp8_swap_ab_kernel(const __grid_constant__ CUtensorMap map_a,
@@ -194,7 +203,7 @@ __global__ void __launch_bounds__(swap_ab::Block<Op::N, Op::T, kTileRows, kBatch
     if (threadIdx.x == 0) swap_ab::produce<B>(map_a, map_b, schedule, ring, full, empty);
   } else {
     if constexpr (B::kConsumers > 1) setmaxnreg_inc<kConsumerRegisters>();
-    consume_swap_ab<B, kQuantise>(warpgroup - 1, p, schedule, *scale_a * *scale_b, out, ring, full,
+    consume_swap_ab<B, kKind, kQuantise>(warpgroup - 1, p, schedule, *scale_a * *scale_b, out, ring, full,
                                   empty);
   }
 #else
@@ -206,8 +215,14 @@ __global__ void __launch_bounds__(swap_ab::Block<Op::N, Op::T, kTileRows, kBatch
 // chapter 12's choice for the same shape in fp16 (its blocks have the same threads and shared
 // memory, so as many run at once). With `out`, the product leaves QuantisedOutput, not C.
 inline void launch_fp8_swap_ab(const Fp8Problem& fp8, cudaStream_t stream,
-                               const QuantisedOutput* out = nullptr) {
-  const GemmProblem p = as_halves(fp8);
+                               const QuantisedOutput* out = nullptr,
+                               const HalfOutput* half_out = nullptr) {
+  GemmProblem p = as_halves(fp8);
+  if (half_out) {
+    p.epilogue.kind = EpilogueKind::kBiasRelu;
+    p.epilogue.bias = half_out->bias;
+    p.epilogue.out = half_out->out;
+  }
   const swap_ab::SwapAbTile tile = swap_ab::block_tile_for<Op::N>(
       p, swap_ab::resident_swap_ab_blocks<Op::N, Op::T, EpilogueKind::kStore>);
   swap_ab::with_block_tile<Op::N>(tile, [&](auto rows, auto batch) {
@@ -221,17 +236,22 @@ inline void launch_fp8_swap_ab(const Fp8Problem& fp8, cudaStream_t stream,
           maps.a, maps.b, p, fp8.scale_a, fp8.scale_b, out ? *out : QuantisedOutput{});
       CUDA_CHECK(cudaGetLastError());
     };
-    // One opt-in per kernel: the two have the same type, so a static in `launch` would be shared.
+    // One opt-in per kernel: the three have the same type, so a static in `launch` would be shared.
     if (out) {
-      static const bool opted_in =
-          allow_shared_memory(fp8_swap_ab_kernel<rows, batch, true>, B::Ring::kSmemBytes);
+      static const bool opted_in = allow_shared_memory(
+          fp8_swap_ab_kernel<rows, batch, EpilogueKind::kStore, true>, B::Ring::kSmemBytes);
       (void)opted_in;
-      launch(fp8_swap_ab_kernel<rows, batch, true>);
+      launch(fp8_swap_ab_kernel<rows, batch, EpilogueKind::kStore, true>);
+    } else if (half_out) {
+      static const bool opted_in = allow_shared_memory(
+          fp8_swap_ab_kernel<rows, batch, EpilogueKind::kBiasRelu, false>, B::Ring::kSmemBytes);
+      (void)opted_in;
+      launch(fp8_swap_ab_kernel<rows, batch, EpilogueKind::kBiasRelu, false>);
     } else {
-      static const bool opted_in =
-          allow_shared_memory(fp8_swap_ab_kernel<rows, batch, false>, B::Ring::kSmemBytes);
+      static const bool opted_in = allow_shared_memory(
+          fp8_swap_ab_kernel<rows, batch, EpilogueKind::kStore, false>, B::Ring::kSmemBytes);
       (void)opted_in;
-      launch(fp8_swap_ab_kernel<rows, batch, false>);
+      launch(fp8_swap_ab_kernel<rows, batch, EpilogueKind::kStore, false>);
     }
   });
 }

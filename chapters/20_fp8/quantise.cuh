@@ -2,6 +2,7 @@
 // to their codes in one instruction, and the tensor's amax, the largest |x| its blocks quantised.
 #pragma once
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -42,6 +43,13 @@ __device__ __forceinline__ void store_codes(uint16_t codes, bool both, uint8_t* 
     strided[0] = uint8_t(codes);
     if (both) strided[stride] = uint8_t(codes >> 8);
   }
+}
+
+// The values of two e4m3 codes (the first in the low byte), exactly.
+__device__ __forceinline__ float2 dequantise_pair(uint16_t codes) {
+  uint32_t halves;
+  asm("cvt.rn.f16x2.e4m3x2 %0, %1;\n" : "=r"(halves) : "h"(codes));
+  return __half22float2(*reinterpret_cast<const __half2*>(&halves));
 }
 
 #endif

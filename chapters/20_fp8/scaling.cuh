@@ -18,7 +18,17 @@ struct ScalingState {
   int count;                   // amaxes in the history, up to kFp8History
   float history[kFp8History];  // the newest at count - 1
   float scale;                 // for the next quantisation
+  float unscale;               // 1 / the scale of the copy in memory: a product's factor
 };
+
+#if defined(__CUDA_ARCH__)
+// What every warp that quantised part of a tensor does (lane 0 writes): all write the same value,
+// which only later kernels read (a weight copy's in the next step, after advance_scaling moved
+// `scale` on). Every warp, not thread 0: in the GEMMs' epilogues thread 0 is the producer's.
+__device__ __forceinline__ void note_quantised(ScalingState* s, float scale) {
+  if (threadIdx.x % 32 == 0) s->unscale = 1.0f / scale;
+}
+#endif
 
 // One thread per tensor.
 __global__ void advance_scaling_kernel(ScalingState* states, int tensors) {
@@ -39,7 +49,7 @@ __global__ void advance_scaling_kernel(ScalingState* states, int tensors) {
 // A state before any quantisation: no history, scale 1 (cudaMemset cannot write the 1).
 __global__ void reset_scaling_kernel(ScalingState* states, int tensors) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t < tensors) states[t] = {0u, 0, {}, 1.0f};
+  if (t < tensors) states[t] = {0u, 0, {}, 1.0f, 1.0f};
 }
 
 inline void advance_scaling(ScalingState* states, int tensors, cudaStream_t stream) {

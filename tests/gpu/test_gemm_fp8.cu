@@ -187,7 +187,7 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
       largest = std::fmax(largest, std::fabs(v[e]));
     }
   }
-  fp8::ScalingState state{0u, 1, {largest}, fp8_scale(largest, kE4m3Max)};
+  fp8::ScalingState state{0u, 1, {largest}, fp8_scale(largest, kE4m3Max), 0.0f};
   uint8_t *d_a, *d_b, *d_x, *d_x_t, *d_active;
   float *d_scales, *d_bias;
   fp8::ScalingState* d_state;
@@ -209,7 +209,7 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
   CUDA_CHECK(cudaMemset(d_x, 0x7F, size_t(m) * n));  // the NaN code everywhere
   CUDA_CHECK(cudaMemset(d_x_t, 0x7F, size_t(m) * n));
   const fp8::QuantisedOutput out{backward ? nullptr : d_bias, backward ? d_active : nullptr, d_x,
-                                 d_x_t, d_state};
+                                 d_x_t, d_state, m};
   fp8::launch_fp8_swap_ab({m, n, k, d_a, d_b, d_scales, d_scales + 1, nullptr}, nullptr, &out);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<uint8_t> x(size_t(m) * n), x_t(size_t(m) * n);
@@ -232,6 +232,7 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
       " codes differ, amax " + std::to_string(amax) + " of " + std::to_string(largest);
   std::printf("quantised output %s\n", what.c_str());
   CHECK_MSG(wrong == 0 && amax == largest, what);
+  CHECK_MSG(state.unscale == 1.0f / state.scale, "the copy's factor, 1 / its scale, is noted");
   for (void* p :
        {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_x),
         static_cast<void*>(d_x_t), static_cast<void*>(d_scales), static_cast<void*>(d_bias),
@@ -255,7 +256,7 @@ void check_weight_update(int m, int n, int k, uint64_t seed) {
     want[e] = std::fma(-kLearningRate, dw[e], master[e]);
     largest = std::fmax(largest, std::fabs(want[e]));
   }
-  fp8::ScalingState state{0u, 1, {largest}, fp8_scale(largest, kE4m3Max)};
+  fp8::ScalingState state{0u, 1, {largest}, fp8_scale(largest, kE4m3Max), 0.0f};
   uint8_t *d_a, *d_b, *d_w, *d_w_t;
   float *d_scales, *d_master;
   fp8::ScalingState* d_state;
@@ -302,6 +303,7 @@ void check_weight_update(int m, int n, int k, uint64_t seed) {
                            std::to_string(amax) + " of " + std::to_string(largest);
   std::printf("%s\n", what.c_str());
   CHECK_MSG(wrong_masters == 0 && wrong_codes == 0 && amax == largest, what);
+  CHECK_MSG(state.unscale == 1.0f / state.scale, "the copies' factor, 1 / their scale, is noted");
   for (void* p : {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_w),
                   static_cast<void*>(d_w_t), static_cast<void*>(d_scales),
                   static_cast<void*>(d_master), static_cast<void*>(d_state)}) {

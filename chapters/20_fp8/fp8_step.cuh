@@ -1,0 +1,328 @@
+// A training step whose hidden layers multiply e4m3 operands. Every product of a hidden layer
+// reads fp8 copies that the kernel before it wrote, quantised at the tensor's delayed scale
+// (scaling.cuh), with the tensor's amax:
+//
+//   gather_inputs     images (fp16)            -> X_0, X_0^T                  scale of X_0
+//   forward l         X_l . W_l^T              -> X_{l+1}, X_{l+1}^T          QuantisedOutput
+//   forward, last     X_h . W_h^T              -> fp16 ReLU(Z + b)            HalfOutput
+//   output layer      fp16, chapter 14's GEMMs: logits, loss, its SGD
+//   output_backward   dZ_out . W_out, ReLU'    -> dZ_h, dZ_h^T                scale of dZ_h
+//   backward data l   dZ_l . (W_l^T)^T, ReLU'  -> dZ_{l-1}, dZ_{l-1}^T        QuantisedOutput
+//   weight update l   dZ_l^T . (X_l^T)^T       -> masters, W_l, W_l^T         WeightUpdate
+//   biases, then every tensor's amax into its history (advance_scaling)
+//
+// The transposed copies exist because FP8 wgmma reads only K-major operands. The batch's last
+// rows past a short step's end stay zero in every gradient, so the weight gradients multiply over
+// the whole batch (K a multiple of 16) and the rows past the end add nothing.
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "14_weight_update/weight_update.cuh"
+#include "16_persistent_step/launch.cuh"
+#include "20_fp8/fp8_gemm.cuh"
+#include "20_fp8/fp8_swap_ab.cuh"
+#include "20_fp8/quantise.cuh"
+#include "20_fp8/scaling.cuh"
+#include "dataset.hpp"
+#include "mlp_kernels.cuh"
+#include "model.hpp"
+#include "step_interface.cuh"
+
+namespace mnist::fp8 {
+
+// A hidden layer's fp8 copies (e4m3 codes).
+struct Fp8Layer {
+  uint8_t* w;     // out x in, the forward's operand
+  uint8_t* w_t;   // in x out, backward data's; null for layer 0, which has none
+  uint8_t* x;     // batch x in, the layer's input
+  uint8_t* x_t;   // in x batch
+  uint8_t* dz;    // batch x out, the gradient at its output
+  uint8_t* dz_t;  // out x batch
+};
+
+// StepData::model_scratch, laid out for a model: the hidden layers' copies, three scaling states a
+// hidden layer (the weights' first, so that prepare() can advance them alone), the batch's labels
+// and the output layer's BiasUpdate.
+struct Fp8Model {
+  std::vector<Fp8Layer> layers;
+  ScalingState* scaling = nullptr;
+  uint8_t* labels = nullptr;
+  BiasUpdate* output_bias = nullptr;
+  size_t bytes = 0;
+  int hidden() const { return int(layers.size()); }
+  ScalingState* weights(int l) const { return scaling + l; }
+  ScalingState* input(int l) const { return scaling + hidden() + l; }
+  ScalingState* gradient(int l) const { return scaling + 2 * hidden() + l; }
+};
+
+// From `base` (null: only the bytes). Every buffer starts on 128 bytes, as TMA wants.
+inline Fp8Model fp8_model(const LayerSizes& sizes, int batch, void* base) {
+  Fp8Model m;
+  uint8_t* const start = static_cast<uint8_t*>(base);
+  const auto take = [&](size_t bytes) {
+    uint8_t* p = start ? start + m.bytes : nullptr;
+    m.bytes += (bytes + 127) / 128 * 128;
+    return p;
+  };
+  const int hidden = int(sizes.size()) - 2;
+  for (int l = 0; l < hidden; ++l) {
+    const size_t in = sizes[l], out = sizes[l + 1];
+    Fp8Layer f;
+    f.w = take(out * in);
+    f.w_t = l > 0 ? take(in * out) : nullptr;
+    f.x = take(batch * in);
+    f.x_t = take(in * batch);
+    f.dz = take(batch * out);
+    f.dz_t = take(out * batch);
+    m.layers.push_back(f);
+  }
+  m.scaling = reinterpret_cast<ScalingState*>(take(3 * hidden * sizeof(ScalingState)));
+  m.labels = take(batch);
+  m.output_bias = reinterpret_cast<BiasUpdate*>(take(sizeof(BiasUpdate)));
+  return m;
+}
+
+inline size_t fp8_model_bytes(const LayerSizes& sizes, int batch) {
+  return fp8_model(sizes, batch, nullptr).bytes;
+}
+
+// Empty where the FP8 step trains the model at `batch`.
+inline std::string fp8_steps_refusal(const LayerSizes& sizes, int batch) {
+  if (sizes.size() < 3) return "the FP8 step needs a hidden layer";
+  if (batch % 16 != 0 || batch > swap_ab::kMaxBatch) {
+    return "the FP8 step needs a batch that is a multiple of 16, at most " +
+           std::to_string(swap_ab::kMaxBatch) + " (K of the weight gradients, M of the products)";
+  }
+  for (size_t l = 1; l + 1 < sizes.size(); ++l) {
+    if (sizes[l] % 16 != 0) {
+      return "the FP8 step needs hidden widths that are multiples of 16 (" +
+             std::to_string(sizes[l]) + " is not)";
+    }
+  }
+  return "";
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+
+// X_0 from the step's images (order null: the first rows of the training set), and the labels.
+// A block a row, a thread a pixel pair.
+__global__ void gather_inputs_kernel(const __half* images, const uint8_t* labels, const int* order,
+                                     const int* step, int batch, uint8_t* x, uint8_t* x_t,
+                                     ScalingState* scaling, uint8_t* batch_labels) {
+  const int r = blockIdx.x;
+  const size_t source = order ? size_t(order[*step * batch + r]) : size_t(r);
+  const __half2* image = reinterpret_cast<const __half2*>(images + source * kPixels);
+  if (threadIdx.x == 0) batch_labels[r] = labels[source];
+  const float scale = scaling->scale;
+  float amax = 0.0f;
+  for (int p = threadIdx.x; p < kPixels / 2; p += blockDim.x) {
+    const float2 v = __half22float2(image[p]);
+    amax = fmaxf(amax, fmaxf(fabsf(v.x), fabsf(v.y)));
+    store_codes(quantise_pair(v.x, v.y, scale), true, x + size_t(r) * kPixels + 2 * p, true,
+                x_t + size_t(2 * p) * batch + r, batch);
+  }
+  record_amax(&scaling->amax_bits, amax);
+  note_quantised(scaling, scale);
+}
+
+// The last hidden layer's gradient: dZ = (dZ_out . W_out) where its fp16 output is > 0, zero in
+// rows [rows, batch). A thread a column pair of one row.
+__global__ void output_backward_kernel(const __half* grad, const __half* w, const __half* output,
+                                       int rows, int batch, int width, uint8_t* dz, uint8_t* dz_t,
+                                       ScalingState* scaling) {
+  const int r = blockIdx.y, j = 2 * (blockIdx.x * blockDim.x + threadIdx.x);
+  float g0 = 0.0f, g1 = 0.0f;
+  if (r < rows && j < width) {
+    for (int c = 0; c < kClasses; ++c) {
+      const float d = __half2float(grad[r * kClasses + c]);
+      g0 += d * __half2float(w[size_t(c) * width + j]);
+      g1 += d * __half2float(w[size_t(c) * width + j + 1]);
+    }
+    if (!(__half2float(output[size_t(r) * width + j]) > 0.0f)) g0 = 0.0f;
+    if (!(__half2float(output[size_t(r) * width + j + 1]) > 0.0f)) g1 = 0.0f;
+  }
+  const float scale = scaling->scale;
+  if (j < width) {
+    store_codes(quantise_pair(g0, g1, scale), true, dz + size_t(r) * width + j, true,
+                dz_t + size_t(j) * batch + r, batch);
+  }
+  record_amax(&scaling->amax_bits, fmaxf(fabsf(g0), fabsf(g1)));
+  note_quantised(scaling, scale);
+}
+
+// bias -= learning_rate * (column sums of dZ), dZ read from its transposed copy at its scale.
+__global__ void fp8_bias_sgd_kernel(const uint8_t* dz_t, int batch, int width,
+                                    const ScalingState* scaling, float* bias,
+                                    float learning_rate) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= width) return;
+  const uint16_t* row = reinterpret_cast<const uint16_t*>(dz_t + size_t(j) * batch);
+  float sum = 0.0f;
+  for (int r = 0; r < batch / 2; ++r) {
+    const float2 v = dequantise_pair(row[r]);
+    sum += v.x + v.y;
+  }
+  bias[j] -= learning_rate * (sum * scaling->unscale);
+}
+
+// The initial fp8 copies of a layer's weights, and their amax. A thread a pair.
+__global__ void quantise_weights_kernel(const float* master, int out, int in, uint8_t* w,
+                                        uint8_t* w_t, ScalingState* scaling) {
+  const size_t i = 2 * (size_t(blockIdx.x) * blockDim.x + threadIdx.x);
+  const bool inside = i < size_t(out) * in;
+  const float w0 = inside ? master[i] : 0.0f, w1 = inside ? master[i + 1] : 0.0f;
+  const float scale = scaling->scale;
+  if (inside) {
+    const size_t row = i / in, col = i % in;
+    store_codes(quantise_pair(w0, w1, scale), true, w + i, true,
+                w_t ? w_t + col * out + row : nullptr, out);
+  }
+  record_amax(&scaling->amax_bits, fmaxf(fabsf(w0), fabsf(w1)));
+  note_quantised(scaling, scale);
+}
+
+#else
+
+__global__ void gather_inputs_kernel(const __half*, const uint8_t*, const int*, const int*, int,
+                                     uint8_t*, uint8_t*, ScalingState*, uint8_t*) {
+  __trap();
+}
+__global__ void output_backward_kernel(const __half*, const __half*, const __half*, int, int, int,
+                                       uint8_t*, uint8_t*, ScalingState*) {
+  __trap();
+}
+__global__ void fp8_bias_sgd_kernel(const uint8_t*, int, int, const ScalingState*, float*, float) {
+  __trap();
+}
+__global__ void quantise_weights_kernel(const float*, int, int, uint8_t*, uint8_t*,
+                                        ScalingState*) {
+  __trap();
+}
+
+#endif
+
+// One step over `rows` rows: the trainer's step *step_index, or, warm_up, the first rows of the
+// training set, its loss not recorded and the step index left alone.
+inline void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows,
+                             float learning_rate, bool warm_up, cudaStream_t stream) {
+  const int hidden = m.hidden(), batch = b.batch;
+  const LayerBuffers& top = b.layers[hidden];
+  const __half* const top_input = b.layers[hidden - 1].output;
+  gather_inputs_kernel<<<rows, 128, 0, stream>>>(
+      b.train_images, b.train_labels, warm_up ? nullptr : b.order, b.step_index, batch,
+      m.layers[0].x, m.layers[0].x_t, m.input(0), m.labels);
+  CUDA_CHECK(cudaGetLastError());
+  for (int l = 0; l < hidden; ++l) {
+    const LayerBuffers& y = b.layers[l];
+    const Fp8Problem p{rows, y.out, y.in, m.layers[l].x, m.layers[l].w, &m.input(l)->unscale,
+                       &m.weights(l)->unscale, nullptr};
+    if (l + 1 < hidden) {
+      const QuantisedOutput next{y.bias,           nullptr,         m.layers[l + 1].x,
+                                 m.layers[l + 1].x_t, m.input(l + 1), batch};
+      launch_fp8_swap_ab(p, stream, &next);
+    } else {
+      const HalfOutput next{y.bias, y.output};
+      launch_fp8_swap_ab(p, stream, nullptr, &next);
+    }
+  }
+  GemmProblem logits{rows, top.out, top.in, top_input, kForward.a, top.weight_operand, kForward.b};
+  logits.epilogue.kind = EpilogueKind::kBias;
+  logits.epilogue.bias = top.bias;
+  logits.c = b.logits;
+  weight_update::launch_weight_update_or_fall_back(logits, stream);
+  LossOutputs loss;
+  loss.grad = top.grad;
+  loss.step_losses = warm_up ? nullptr : b.step_losses;
+  loss.step = b.step_index;
+  softmax_cross_entropy(b.logits, m.labels, rows, loss, stream);
+
+  // The output layer's gradient into the last hidden layer, before its weights move.
+  const Fp8Layer& last = m.layers[hidden - 1];
+  constexpr int kThreads = 128;
+  const dim3 grid((top.in / 2 + kThreads - 1) / kThreads, batch);
+  output_backward_kernel<<<grid, kThreads, 0, stream>>>(top.grad, top.weight_operand, top_input,
+                                                        rows, batch, top.in, last.dz, last.dz_t,
+                                                        m.gradient(hidden - 1));
+  CUDA_CHECK(cudaGetLastError());
+  GemmProblem top_dw{top.out, top.in, rows, top.grad, kBackwardWeight.a, top_input,
+                     kBackwardWeight.b};
+  top_dw.epilogue.kind = EpilogueKind::kSgd;
+  top_dw.epilogue.master = top.weights;
+  top_dw.epilogue.out = top.weight_operand;
+  top_dw.epilogue.learning_rate = learning_rate;
+  weight_update::launch_weight_update_or_fall_back(top_dw, stream);
+
+  for (int l = hidden - 1; l >= 0; --l) {
+    const LayerBuffers& y = b.layers[l];
+    const Fp8Layer& f = m.layers[l];
+    if (l > 0) {  // reads W_l^T before the update below rewrites it
+      const Fp8Problem dx{batch, y.in, y.out, f.dz, f.w_t, &m.gradient(l)->unscale,
+                          &m.weights(l)->unscale, nullptr};
+      const QuantisedOutput below{nullptr, f.x, m.layers[l - 1].dz, m.layers[l - 1].dz_t,
+                                  m.gradient(l - 1), batch};
+      launch_fp8_swap_ab(dx, stream, &below);
+    }
+    const Fp8Problem dw{y.out, y.in, batch, f.dz_t, f.x_t, &m.gradient(l)->unscale,
+                        &m.input(l)->unscale, nullptr};
+    const WeightUpdate update{y.weights, learning_rate, f.w, f.w_t, m.weights(l)};
+    launch_fp8_gemm<true>(dw, stream, &update);
+    fp8_bias_sgd_kernel<<<(y.out + kThreads - 1) / kThreads, kThreads, 0, stream>>>(
+        f.dz_t, batch, y.out, m.gradient(l), y.bias, learning_rate);
+    CUDA_CHECK(cudaGetLastError());
+  }
+  bias_sgd(m.output_bias, 1, top.out, rows, learning_rate, stream);
+  advance_scaling(m.scaling, 3 * hidden, stream);
+}
+
+inline Fp8Model fp8_model_of(const StepBuffers& b) {
+  return fp8_model(persistent_step::sizes_of(b), b.batch, b.model_scratch);
+}
+
+inline void fp8_train_steps(const StepBuffers& b, int steps, float learning_rate,
+                            cudaStream_t stream) {
+  const Fp8Model m = fp8_model_of(b);
+  for (int s = b.next_step; s < b.next_step + steps; ++s) {
+    enqueue_fp8_step(b, m, std::min(b.batch, b.train_count - s * b.batch), learning_rate, false,
+                     stream);
+  }
+}
+
+// Before the first step: the weights' first fp8 copies (scale 1, no history yet), then one step at
+// learning rate 0 on the first batch of the training set, whose only effect is that every tensor
+// has an amax history when the first step quantises it. CPU reference: the same warm-up.
+inline void fp8_prepare(const StepBuffers& b, cudaStream_t stream) {
+  const Fp8Model m = fp8_model_of(b);
+  const int hidden = m.hidden();
+  reset_scaling(m.scaling, 3 * hidden, stream);
+  for (int l = 0; l < hidden; ++l) {
+    const LayerBuffers& y = b.layers[l];
+    const size_t pairs = size_t(y.out) * y.in / 2;
+    quantise_weights_kernel<<<unsigned((pairs + 255) / 256), 256, 0, stream>>>(
+        y.weights, y.out, y.in, m.layers[l].w, m.layers[l].w_t, m.weights(l));
+    CUDA_CHECK(cudaGetLastError());
+  }
+  advance_scaling(m.scaling, hidden, stream);  // the weights' states come first
+  const LayerBuffers& top = b.layers[hidden];
+  const BiasUpdate output_bias{top.grad, top.bias, top.out};
+  CUDA_CHECK(cudaMemcpyAsync(m.output_bias, &output_bias, sizeof output_bias,
+                             cudaMemcpyHostToDevice, stream));
+  enqueue_fp8_step(b, m, std::min(b.batch, b.train_count), 0.0f, true, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));  // output_bias is on this stack
+}
+
+// Evaluation multiplies fp16 weights: those of the hidden layers from their masters.
+inline void fp8_before_evaluation(const StepBuffers& b, cudaStream_t stream) {
+  for (size_t l = 0; l + 1 < b.layers.size(); ++l) {
+    to_half(b.layers[l].weights, size_t(b.layers[l].in) * b.layers[l].out,
+            b.layers[l].weight_operand, stream);
+  }
+}
+
+}  // namespace mnist::fp8
