@@ -161,35 +161,85 @@ __device__ __forceinline__ void await_issue(int other) {
 
 // The SGD step on the warpgroup's 64 x 256 gradients g (scaled), whose first element is (row0,
 // col0), in chapter 08's layout: a thread's column pair col, col + 1 of row `row` is one fp32 pair
-// of the masters, one 16-bit code pair of w and two bytes of w_t. __fmaf_rn: the update rounds
-// once, as the CPU reference's float64 step rounded to fp32 does.
-__device__ __forceinline__ void update_weights(const GemmProblem& p,
-                                               const float (&g)[kAccumulators], int row0, int col0,
-                                               const WeightUpdate& u) {
+// of the masters and one 16-bit code pair of w. g becomes the new masters: every master is read
+// before any is written, so that the loads go out together (a store between two loads, which may
+// alias, would make each load wait for the one before). __fmaf_rn: the update rounds once, as the
+// CPU reference's float64 step rounded to fp32 does. w_t goes through `staging` (this consumer's
+// 16 KiB, free when the tile is not stored by TMA) transposed: written to global memory straight
+// from the registers, its codes would be single bytes m apart, one L2 write each.
+__device__ __forceinline__ void update_weights(const GemmProblem& p, float (&g)[kAccumulators],
+                                               int consumer, int row0, int col0,
+                                               const WeightUpdate& u, uint32_t staging) {
+  constexpr int kTileColumns = kAccumulators / 4 * 8;  // 256: the staged w_t tile's rows
   const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
   const float scale = u.scaling->scale;
-  float amax = 0.0f;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = row0 + warp * 16 + lane / 4 + 8 * h;
-    if (row >= p.m) continue;
 #pragma unroll
     for (int i = 0; i < kAccumulators / 4; ++i) {
       const int col = col0 + 8 * i + lane % 4 * 2;
+      if (row >= p.m || col >= p.n) continue;
+      const float* master = u.master + size_t(row) * p.n + col;
+      g[4 * i + 2 * h] = __fmaf_rn(-u.learning_rate, g[4 * i + 2 * h], master[0]);
+      if (col + 1 < p.n) {
+        g[4 * i + 2 * h + 1] = __fmaf_rn(-u.learning_rate, g[4 * i + 2 * h + 1], master[1]);
+      }
+    }
+  }
+  float amax = 0.0f;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = warp * 16 + lane / 4 + 8 * h, row = row0 + r;
+    if (row >= p.m) continue;
+#pragma unroll
+    for (int i = 0; i < kAccumulators / 4; ++i) {
+      const int c = 8 * i + lane % 4 * 2, col = col0 + c;
       if (col >= p.n) continue;
       const bool two = col + 1 < p.n;
       float* master = u.master + size_t(row) * p.n + col;
-      const float w0 = __fmaf_rn(-u.learning_rate, g[4 * i + 2 * h], master[0]);
-      const float w1 = two ? __fmaf_rn(-u.learning_rate, g[4 * i + 2 * h + 1], master[1]) : 0.0f;
+      const float w0 = g[4 * i + 2 * h], w1 = two ? g[4 * i + 2 * h + 1] : 0.0f;
       master[0] = w0;
       if (two) master[1] = w1;
       amax = fmaxf(amax, fmaxf(fabsf(w0), fabsf(w1)));
-      store_codes(quantise_pair(w0, w1, scale), two, u.w + size_t(row) * p.n + col, p.n % 2 == 0,
-                  u.w_t ? u.w_t + size_t(col) * p.m + row : nullptr, p.m);
+      const uint16_t codes = quantise_pair(w0, w1, scale);
+      store_codes(codes, two, u.w + size_t(row) * p.n + col, p.n % 2 == 0, nullptr, 0);
+      if (u.w_t) {  // staged as [column c][row r], 64 bytes a column
+        const uint32_t at = staging + c * kWgmmaM + r;
+        asm volatile("st.shared.u8 [%0], %1;\n" ::"r"(at), "h"(uint16_t(codes & 0xFF)));
+        asm volatile("st.shared.u8 [%0], %1;\n" ::"r"(at + kWgmmaM), "h"(uint16_t(codes >> 8)));
+      }
     }
   }
   record_amax(&u.scaling->amax_bits, amax);
   note_quantised(u.scaling, scale);
+  if (!u.w_t) return;
+  warpgroup_sync(consumer);  // the tile is staged
+  // 16 rows of one w_t row (a column of the tile) a thread at a time: 16-byte stores where m
+  // allows, bytes otherwise.
+  const bool whole = p.m % 16 == 0;
+  for (int chunk = threadIdx.x % kWarpgroupThreads; chunk < kTileColumns * kWgmmaM / 16;
+       chunk += kWarpgroupThreads) {
+    const int c = chunk / (kWgmmaM / 16), r = chunk % (kWgmmaM / 16) * 16;
+    const int col = col0 + c, row = row0 + r;
+    if (col >= p.n || row >= p.m) continue;
+    const uint32_t at = staging + c * kWgmmaM + r;
+    uint8_t* to = u.w_t + size_t(col) * p.m + row;
+    if (whole) {
+      uint4 v;
+      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                   : "r"(at));
+      *reinterpret_cast<uint4*>(to) = v;
+    } else {
+      for (int b = 0; b < 16 && row + b < p.m; ++b) {
+        uint16_t code;
+        asm volatile("ld.shared.u8 %0, [%1];\n" : "=h"(code) : "r"(at + b));
+        to[b] = uint8_t(code);
+      }
+    }
+  }
+  warpgroup_sync(consumer);  // read before the next tile is staged
 }
 
 // A consumer warpgroup: rows [consumer * 64, consumer * 64 + 64) of every tile of this block, as
@@ -257,7 +307,7 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
 #pragma unroll
     for (int i = 0; i < kAccumulators; ++i) total[i] *= scale;
     if constexpr (kUpdate) {
-      update_weights(p, total, row0 + consumer * kWgmmaM, col0, update);
+      update_weights(p, total, consumer, row0 + consumer * kWgmmaM, col0, update, staging);
     } else if (store_by_tma) {
       store_accumulators(map_c, total, consumer, staging, row0 + consumer * kWgmmaM, col0);
     } else {

@@ -48,13 +48,15 @@ struct Fp8Layer {
 };
 
 // StepData::model_scratch, laid out for a model: the hidden layers' copies, three scaling states a
-// hidden layer (the weights' first, so that prepare() can advance them alone), the batch's labels
-// and the output layer's BiasUpdate.
+// hidden layer (the weights' first, so that prepare() can advance them alone), the batch's labels,
+// the output layer's BiasUpdate and the workspace of its fp16 products (gemm_interface.cuh: split
+// K for the logits, K = the last hidden width, as the trainer gives every chapter's products).
 struct Fp8Model {
   std::vector<Fp8Layer> layers;
   ScalingState* scaling = nullptr;
   uint8_t* labels = nullptr;
   BiasUpdate* output_bias = nullptr;
+  float* workspace = nullptr;  // kGemmWorkspaceFloats
   size_t bytes = 0;
   int hidden() const { return int(layers.size()); }
   ScalingState* weights(int l) const { return scaling + l; }
@@ -86,6 +88,7 @@ inline Fp8Model fp8_model(const LayerSizes& sizes, int batch, void* base) {
   m.scaling = reinterpret_cast<ScalingState*>(take(3 * hidden * sizeof(ScalingState)));
   m.labels = take(batch);
   m.output_bias = reinterpret_cast<BiasUpdate*>(take(sizeof(BiasUpdate)));
+  m.workspace = reinterpret_cast<float*>(take(kGemmWorkspaceFloats * sizeof(float)));
   return m;
 }
 
@@ -236,6 +239,8 @@ inline void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows,
   logits.epilogue.kind = EpilogueKind::kBias;
   logits.epilogue.bias = top.bias;
   logits.c = b.logits;
+  logits.workspace = m.workspace;
+  logits.workspace_floats = kGemmWorkspaceFloats;
   weight_update::launch_weight_update_or_fall_back(logits, stream);
   LossOutputs loss;
   loss.grad = top.grad;
@@ -257,6 +262,8 @@ inline void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows,
   top_dw.epilogue.master = top.weights;
   top_dw.epilogue.out = top.weight_operand;
   top_dw.epilogue.learning_rate = learning_rate;
+  top_dw.workspace = m.workspace;
+  top_dw.workspace_floats = kGemmWorkspaceFloats;
   weight_update::launch_weight_update_or_fall_back(top_dw, stream);
 
   for (int l = hidden - 1; l >= 0; --l) {

@@ -369,8 +369,10 @@ int main(int argc, char** argv) {
       check_quantised_output(s[0], s[1], s[2], backward, 11 + s[0]);
     }
   }
-  // The weight update: K = a batch, tails of every tile, an odd N (no 16-bit code pairs).
-  for (const auto& s : {std::array<int, 3>{1000, 784, 256}, {300, 1001, 32}, {129, 10, 48}}) {
+  // The weight update: K = a batch, tails of every tile, an odd N (no 16-bit code pairs), M a
+  // multiple of 16 (w_t in 16-byte stores) and not.
+  for (const auto& s :
+       {std::array<int, 3>{1000, 784, 256}, {512, 784, 32}, {300, 1001, 32}, {129, 10, 48}}) {
     check_weight_update(s[0], s[1], s[2], 23 + s[1]);
   }
   return testing::finish("gemm_fp8");
