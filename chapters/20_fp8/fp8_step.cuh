@@ -160,19 +160,21 @@ __global__ void output_backward_kernel(const __half* grad, const __half* w, cons
   note_quantised(scaling, scale);
 }
 
-// bias -= learning_rate * (column sums of dZ), dZ read from its transposed copy at its scale.
+// bias -= learning_rate * (column sums of dZ), dZ read from its transposed copy at its scale: a
+// warp a column, whose batch codes are one row of dZ^T, read by the lanes side by side.
 __global__ void fp8_bias_sgd_kernel(const uint8_t* dz_t, int batch, int width,
                                     const ScalingState* scaling, float* bias,
                                     float learning_rate) {
-  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
   if (j >= width) return;
   const uint16_t* row = reinterpret_cast<const uint16_t*>(dz_t + size_t(j) * batch);
   float sum = 0.0f;
-  for (int r = 0; r < batch / 2; ++r) {
+  for (int r = lane; r < batch / 2; r += 32) {
     const float2 v = dequantise_pair(row[r]);
     sum += v.x + v.y;
   }
-  bias[j] -= learning_rate * (sum * scaling->unscale);
+  for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xFFFFFFFFu, sum, offset);
+  if (lane == 0) bias[j] -= learning_rate * (sum * scaling->unscale);
 }
 
 // The initial fp8 copies of a layer's weights, and their amax. A thread a pair.
@@ -280,7 +282,7 @@ inline void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows,
                         &m.input(l)->unscale, nullptr};
     const WeightUpdate update{y.weights, learning_rate, f.w, f.w_t, m.weights(l)};
     launch_fp8_gemm<true>(dw, stream, &update);
-    fp8_bias_sgd_kernel<<<(y.out + kThreads - 1) / kThreads, kThreads, 0, stream>>>(
+    fp8_bias_sgd_kernel<<<(y.out + kThreads / 32 - 1) / (kThreads / 32), kThreads, 0, stream>>>(
         f.dz_t, batch, y.out, m.gradient(l), y.bias, learning_rate);
     CUDA_CHECK(cudaGetLastError());
   }

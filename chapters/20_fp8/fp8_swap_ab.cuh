@@ -70,31 +70,47 @@ __device__ __forceinline__ void wgmma_m64nNk32_e4m3(float* d, uint64_t a, uint64
 // layout (finish_transposed): a thread's pair of batch columns m, m + 1 of weight row n is one
 // 16-bit code pair in x_t's row n, and two bytes of x's rows m and m + 1.
 template <int kCount>
-__device__ __forceinline__ void quantise_transposed(const GemmProblem& p,
-                                                    const float (&acc)[kCount], int n0, int m0,
-                                                    const QuantisedOutput& out) {
+__device__ __forceinline__ void quantise_transposed(const GemmProblem& p, float (&acc)[kCount],
+                                                    int n0, int m0, const QuantisedOutput& out) {
   const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
   const float scale = out.scaling->scale;
   const bool pairs_aligned = out.t_pitch % 2 == 0;  // x_t's rows start on even bytes
+  // Backward data: every mask code is read before any code is stored, so that the loads go out
+  // together (a store between two loads, which may alias, would make each wait for the one
+  // before). A code > 0 (sign clear, not zero) is an active ReLU.
+  if (out.active) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int n = n0 + warp * 16 + lane / 4 + 8 * h;
+#pragma unroll
+      for (int i = 0; i < kCount / 4; ++i) {
+        const int m = m0 + 8 * i + lane % 4 * 2;
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          if (n < p.n && m + j < p.m && out.active[size_t(m + j) * p.n + n] - 1u >= 0x7Fu) {
+            acc[4 * i + 2 * h + j] = 0.0f;
+          }
+        }
+      }
+    }
+  }
   float amax = 0.0f;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int n = n0 + warp * 16 + lane / 4 + 8 * h;
     if (n >= p.n) continue;
     const float bias = out.bias ? out.bias[n] : 0.0f;
-    // The value at batch row m (inside C): __fadd_rn adds as the reference does, with no FMA
-    // folding in the scale's product before it; a code > 0 (sign clear, not zero) is an active
-    // ReLU.
-    const auto value = [&](float sum, int m) {
-      if (out.active) return out.active[size_t(m) * p.n + n] - 1u < 0x7Fu ? sum : 0.0f;
-      return fmaxf(__fadd_rn(sum, bias), 0.0f);
+    // The value at batch row m (inside C): forward, __fadd_rn adds as the reference does, with no
+    // FMA folding in the scale's product before it; backward data, masked above.
+    const auto value = [&](float sum) {
+      return out.active ? sum : fmaxf(__fadd_rn(sum, bias), 0.0f);
     };
 #pragma unroll
     for (int i = 0; i < kCount / 4; ++i) {
       const int m = m0 + 8 * i + lane % 4 * 2;
       if (m >= p.m) continue;
-      const float v0 = value(acc[4 * i + 2 * h], m);
-      const float v1 = m + 1 < p.m ? value(acc[4 * i + 2 * h + 1], m + 1) : 0.0f;
+      const float v0 = value(acc[4 * i + 2 * h]);
+      const float v1 = m + 1 < p.m ? value(acc[4 * i + 2 * h + 1]) : 0.0f;
       amax = fmaxf(amax, fmaxf(fabsf(v0), fabsf(v1)));
       uint8_t* row_t = out.x_t + size_t(n) * out.t_pitch + m;
       store_codes(quantise_pair(v0, v1, scale), m + 1 < p.m, row_t, pairs_aligned,
