@@ -150,6 +150,10 @@ bool declared(Function* f) {
   return f != nullptr;
 }
 
+bool chapter_steps_use_fp8() {
+  return chapter::kStepTraining.fp8_products;
+}
+
 size_t chapter_model_scratch_bytes(const LayerSizes& sizes, int batch) {
   const auto bytes = chapter::kStepTraining.model_scratch_bytes;
   return declared(bytes) ? bytes(sizes, batch) : 0;

@@ -70,6 +70,10 @@ struct StepTraining {
   size_t (*model_scratch_bytes)(const LayerSizes& sizes, int batch) = nullptr;
   void (*prepare)(const StepBuffers& buffers, cudaStream_t stream) = nullptr;
   void (*before_evaluation)(const StepBuffers& buffers, cudaStream_t stream) = nullptr;
+  // Whether train() multiplies the hidden layers' e4m3 copies (chapter 20): the CPU reference it
+  // follows is then Arithmetic::kMirrorFp8, after prepare()'s warm-up step at learning rate 0 on
+  // the first rows of the training set.
+  bool fp8_products = false;
 };
 
 // The chapter's refusal(): for a chapter without kStepTraining, a line saying so.
@@ -86,5 +90,6 @@ int chapter_step_scratch_words_per_row();
 size_t chapter_model_scratch_bytes(const LayerSizes& sizes, int batch);
 void chapter_prepare_steps(const StepBuffers& buffers, cudaStream_t stream);
 void chapter_before_evaluation(const StepBuffers& buffers, cudaStream_t stream);
+bool chapter_steps_use_fp8();
 
 }  // namespace mnist

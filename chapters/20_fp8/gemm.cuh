@@ -24,7 +24,8 @@ inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
   weight_update::launch_weight_update_or_fall_back(p, stream);
 }
 
-constexpr StepTraining kStepTraining = {fp8_steps_refusal, fp8_train_steps, 0,
-                                        fp8_model_bytes,   fp8_prepare,     fp8_before_evaluation};
+constexpr StepTraining kStepTraining = {fp8_steps_refusal,     fp8_train_steps, 0, fp8_model_bytes,
+                                        fp8_prepare,           fp8_before_evaluation,
+                                        /*fp8_products=*/true};
 
 }  // namespace mnist::fp8

@@ -28,6 +28,8 @@
 #include "options.hpp"
 #include "reference_trainer.hpp"
 #include "rng.hpp"
+#include "step_interface.cuh"
+#include "trainer.cuh"
 
 using namespace mnist;
 
@@ -155,7 +157,18 @@ int main(int argc, char** argv) {
 
     const uint64_t seed = std::stoull(kSeed);
     const ModelParams init = init_params(parse_layer_sizes(kLayers), seed);
-    ReferenceTrainer reference(init, Arithmetic::kMirrorGpu), control(init, Arithmetic::kMirrorGpu);
+    // The program's default launch; where it multiplies fp8 copies (chapter 20), the reference
+    // quantises as it does, after the same warm-up step on the first rows.
+    const bool fp8 = chapter_steps_use_fp8() &&
+                     step_launch_for(init.sizes, kBatch) == StepLaunch::kPersistent;
+    const Arithmetic arithmetic = fp8 ? Arithmetic::kMirrorFp8 : Arithmetic::kMirrorGpu;
+    ReferenceTrainer reference(init, arithmetic), control(init, arithmetic);
+    if (fp8) {
+      std::vector<int> first(kBatch);
+      for (int r = 0; r < kBatch; ++r) first[r] = r;
+      reference.train_step(data.train, first.data(), kBatch, 0.0);
+      control.train_step(data.train, first.data(), kBatch, 0.0);
+    }
     const int steps_per_epoch = (kTrainImages + kBatch - 1) / kBatch;
     const double learning_rate = std::stof(kLearningRate);  // as the program parses it
     CHECK_MSG(steps.size() == size_t(kEpochs) * steps_per_epoch && epochs.size() == size_t(kEpochs),
