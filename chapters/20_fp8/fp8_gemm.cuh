@@ -21,7 +21,7 @@
 //     c1            | wait  | mma   | add   | mma   |
 //   each issues a half only after the other has issued its own
 // 64 part + 128 total registers fit where two 128-register sets would not.
-// A weight gradient's product can update the weights instead of storing C (WeightUpdate).
+// A weight gradient's product can update the weights instead of storing C (Fp8EpilogueKind::kUpdate).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -31,8 +31,9 @@
 #include <stdexcept>
 
 #include "11_clusters/gemm.cuh"
-#include "20_fp8/quantise.cuh"
-#include "20_fp8/scaling.cuh"
+#include "fp8_interface.cuh"
+#include "fp8_quantise.cuh"
+#include "fp8_scaling.cuh"
 
 namespace mnist::fp8 {
 
@@ -53,28 +54,6 @@ using clusters::produce;
 using clusters::store_accumulators;
 #endif
 
-// C = scale_a scale_b (A B^T); the scales are device pointers, so that a scale computed on the GPU
-// needs no trip to the host.
-struct Fp8Problem {
-  int m, n, k;       // k: a multiple of 16 (TMA's row pitch)
-  const uint8_t* a;  // m x k e4m3, row r at a + r k
-  const uint8_t* b;  // n x k e4m3
-  const float* scale_a;
-  const float* scale_b;
-  float* c;  // m x n
-};
-
-// What a weight gradient's product does instead of storing C = dW (the SGD step, fused): the fp32
-// master weights w -= learning_rate dW, and w's e4m3 copy at its tensor's scale, as it is (the
-// forward's operand) and transposed (backward data's), with its amax.
-struct WeightUpdate {
-  float* master;  // m x n
-  float learning_rate;
-  uint8_t* w;             // m x n e4m3
-  uint8_t* w_t;           // n x m e4m3, or null where no product reads it (the first layer)
-  ScalingState* scaling;  // the scale to quantise at; its amax slot
-};
-
 constexpr int kFp8TileK = kTileK * int(sizeof(__half));  // 128 e4m3 per K tile
 constexpr int kFp8WgmmaN = kWgmmaN / 2;                  // a half of the consumer's 256 columns
 constexpr int kFp8WgmmaK = 32;  // e4m3 per wgmma: 32 bytes of K, chapter 08's k16 step
@@ -83,8 +62,9 @@ using Ring = RingFor<Op::N, Op::T>;  // both operands K-major
 using HalfTile = HalfB<Ring>;        // 128 rows of the B tile: one half's operand
 static_assert(kFp8WgmmaK == int(k_step_bytes<Ring::A>()), "an e4m3 step is a k16 step's bytes");
 
-// The e4m3 operands as 16-bit elements (k / 2 per row) for chapter 11's maps and producer.
-inline GemmProblem as_halves(const Fp8Problem& p) {
+// The e4m3 operands as 16-bit elements (k / 2 per row) for chapter 11's maps and producer; C, where
+// the epilogue stores it, at c.
+inline GemmProblem as_halves(const Fp8Problem& p, float* c) {
   GemmProblem halves;
   halves.m = p.m;
   halves.n = p.n;
@@ -93,7 +73,7 @@ inline GemmProblem as_halves(const Fp8Problem& p) {
   halves.op_a = Op::N;
   halves.b = reinterpret_cast<const __half*>(p.b);
   halves.op_b = Op::T;
-  halves.c = p.c;
+  halves.c = c;
   return halves;
 }
 
@@ -169,7 +149,7 @@ __device__ __forceinline__ void await_issue(int other) {
 // from the registers, its codes would be single bytes m apart, one L2 write each.
 __device__ __forceinline__ void update_weights(const GemmProblem& p, float (&g)[kAccumulators],
                                                int consumer, int row0, int col0,
-                                               const WeightUpdate& u, uint32_t staging) {
+                                               const Fp8Epilogue& u, uint32_t staging) {
   constexpr int kTileColumns = kAccumulators / 4 * 8;  // 256: the staged w_t tile's rows
   const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
   const float scale = u.scaling->scale;
@@ -203,8 +183,8 @@ __device__ __forceinline__ void update_weights(const GemmProblem& p, float (&g)[
       if (two) master[1] = w1;
       amax = fmaxf(amax, fmaxf(fabsf(w0), fabsf(w1)));
       const uint16_t codes = quantise_pair(w0, w1, scale);
-      store_codes(codes, two, u.w + size_t(row) * p.n + col, p.n % 2 == 0, nullptr, 0);
-      if (u.w_t) {  // staged as [column c][row r], 64 bytes a column
+      store_codes(codes, two, u.x + size_t(row) * p.n + col, p.n % 2 == 0, nullptr, 0);
+      if (u.x_t) {  // staged as [column c][row r], 64 bytes a column
         const uint32_t at = staging + c * kWgmmaM + r;
         asm volatile("st.shared.u8 [%0], %1;\n" ::"r"(at), "h"(uint16_t(codes & 0xFF)));
         asm volatile("st.shared.u8 [%0], %1;\n" ::"r"(at + kWgmmaM), "h"(uint16_t(codes >> 8)));
@@ -213,7 +193,7 @@ __device__ __forceinline__ void update_weights(const GemmProblem& p, float (&g)[
   }
   record_amax(&u.scaling->amax_bits, amax);
   note_quantised(u.scaling, scale);
-  if (!u.w_t) return;
+  if (!u.x_t) return;
   warpgroup_sync(consumer);  // the tile is staged
   // 16 rows of one w_t row (a column of the tile) a thread at a time: 16-byte stores where m
   // allows, bytes otherwise.
@@ -224,7 +204,7 @@ __device__ __forceinline__ void update_weights(const GemmProblem& p, float (&g)[
     const int col = col0 + c, row = row0 + r;
     if (col >= p.n || row >= p.m) continue;
     const uint32_t at = staging + c * kWgmmaM + r;
-    uint8_t* to = u.w_t + size_t(col) * p.m + row;
+    uint8_t* to = u.x_t + size_t(col) * p.m + row;
     if (whole) {
       uint4 v;
       asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
@@ -248,7 +228,7 @@ __device__ __forceinline__ void update_weights(const GemmProblem& p, float (&g)[
 // kUpdate: the tiles go through update_weights instead of into C.
 template <bool kPromote, bool kUpdate>
 __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, float scale,
-                                        const WeightUpdate& update, uint32_t ring, uint32_t full,
+                                        const Fp8Epilogue& update, uint32_t ring, uint32_t full,
                                         uint32_t empty, const CUtensorMap& map_c, bool store_by_tma,
                                         uint32_t staging) {
   const int lane = threadIdx.x % 32;
@@ -329,7 +309,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                     const __grid_constant__ CUtensorMap map_b,
                     const __grid_constant__ CUtensorMap map_c, bool store_by_tma,
                     const __grid_constant__ GemmProblem p, const float* scale_a,
-                    const float* scale_b, const __grid_constant__ WeightUpdate update) {
+                    const float* scale_b, const __grid_constant__ Fp8Epilogue update) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(16) uint8_t smem[];
   const uint32_t ring = ring_start(smem);
@@ -360,15 +340,16 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// Needs k a multiple of 16 and a GPU with sm_90a code. With `update` (promoted sums only), the
-// product is a weight gradient that updates the weights instead of storing C.
+// Needs k a multiple of 16 and a GPU with sm_90a code. Epilogues kStore (C at epilogue.c) and,
+// with the promoted sums, kUpdate (a weight gradient that updates the weights instead).
 template <bool kPromote = true>
-void launch_fp8_gemm(const Fp8Problem& fp8, cudaStream_t stream,
-                     const WeightUpdate* update = nullptr) {
-  if (!kPromote && update) {
-    throw std::invalid_argument("launch_fp8_gemm: a weight update needs the promoted sums");
+void launch_fp8_cluster_gemm(const Fp8Problem& fp8, const Fp8Epilogue& epilogue,
+                             cudaStream_t stream) {
+  const bool update = epilogue.kind == Fp8EpilogueKind::kUpdate;
+  if (!(epilogue.kind == Fp8EpilogueKind::kStore || (kPromote && update))) {
+    throw std::invalid_argument("launch_fp8_cluster_gemm: no such epilogue here");
   }
-  const GemmProblem p = as_halves(fp8);
+  const GemmProblem p = as_halves(fp8, epilogue.c);
   const TensorMaps<Ring::A, HalfTile> maps(p);
   const bool store_by_tma = !update && stores_by_tma(p);
   const CUtensorMap map_c = store_by_tma ? store_map(p) : CUtensorMap{};
@@ -377,8 +358,7 @@ void launch_fp8_gemm(const Fp8Problem& fp8, cudaStream_t stream,
     const ClusterLaunch cluster_launch(kClusterBlocks, blocks, clusters::kThreads,
                                        clusters::kSmemBytes<Ring>, stream);
     CUDA_CHECK(cudaLaunchKernelEx(&cluster_launch.config, kernel, maps.a, maps.b, map_c,
-                                  store_by_tma, p, fp8.scale_a, fp8.scale_b,
-                                  update ? *update : WeightUpdate{}));
+                                  store_by_tma, p, fp8.scale_a, fp8.scale_b, epilogue));
   };
   if constexpr (kPromote) {
     if (update) {

@@ -10,32 +10,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 
 #include "12_swap_ab/swap_ab.cuh"
 #include "20_fp8/fp8_gemm.cuh"
-#include "20_fp8/quantise.cuh"
-#include "20_fp8/scaling.cuh"
+#include "fp8_interface.cuh"
+#include "fp8_quantise.cuh"
+#include "fp8_scaling.cuh"
 
 namespace mnist::fp8 {
-
-// What a hidden layer's product leaves instead of C, quantised at its tensor's scale, batch-major
-// (the next product's operand) and transposed (the operand of a weight gradient), with its amax:
-//   forward        ReLU(C + bias)                          the next layer's input X
-//   backward data  C where the activation's code is > 0    the layer below's gradient dZ (ReLU')
-struct QuantisedOutput {
-  const float* bias;      // n, forward; null in backward data
-  const uint8_t* active;  // m x n e4m3, the activation whose sign masks C; null in forward
-  uint8_t* x;             // m x n e4m3
-  uint8_t* x_t;           // n x m e4m3, rows t_pitch codes apart
-  ScalingState* scaling;  // the scale to quantise at; its amax slot
-  int t_pitch;            // >= m: the batch a weight gradient multiplies over (K)
-};
-
-// fp16 ReLU(C + bias) instead of C: the last hidden layer's output, the fp16 output layer's input.
-struct HalfOutput {
-  const float* bias;  // n
-  __half* out;        // m x n
-};
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -66,12 +49,12 @@ __device__ __forceinline__ void wgmma_m64nNk32_e4m3(float* d, uint64_t a, uint64
   }
 }
 
-// The warpgroup's 64 x N sums of C^T from (n0, m0) through QuantisedOutput, in chapter 12's
+// The warpgroup's 64 x N sums of C^T from (n0, m0) through the kQuantise epilogue, in chapter 12's
 // layout (finish_transposed): a thread's pair of batch columns m, m + 1 of weight row n is one
 // 16-bit code pair in x_t's row n, and two bytes of x's rows m and m + 1.
 template <int kCount>
 __device__ __forceinline__ void quantise_transposed(const GemmProblem& p, float (&acc)[kCount],
-                                                    int n0, int m0, const QuantisedOutput& out) {
+                                                    int n0, int m0, const Fp8Epilogue& out) {
   const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
   const float scale = out.scaling->scale;
   const bool pairs_aligned = out.t_pitch % 2 == 0;  // x_t's rows start on even bytes
@@ -122,12 +105,12 @@ __device__ __forceinline__ void quantise_transposed(const GemmProblem& p, float 
 }
 
 // A consumer warpgroup of a swap-AB block: chapter 12's consume, each K tile's sum promoted; its
-// tiles through chapter 12's epilogue kKind (fp32 C, or HalfOutput's by kBiasRelu), or, kQuantise,
+// tiles through chapter 12's epilogue kKind (fp32 C, or fp16 ReLU(C + bias) by kBiasRelu), or, kQuantise,
 // through quantise_transposed.
 template <class Block, EpilogueKind kKind, bool kQuantise, class Schedule>
 __device__ __forceinline__ void consume_swap_ab(int consumer, const GemmProblem& p,
                                                 const Schedule& schedule, float scale,
-                                                const QuantisedOutput& out, uint32_t ring,
+                                                const Fp8Epilogue& out, uint32_t ring,
                                                 uint32_t full, uint32_t empty) {
   using Ring = typename Block::Ring;
   constexpr int kCount = Block::kAccumulators;
@@ -196,7 +179,7 @@ __global__ void __launch_bounds__(swap_ab::Block<Op::N, Op::T, kTileRows, kBatch
     fp8_swap_ab_kernel(const __grid_constant__ CUtensorMap map_a,
                        const __grid_constant__ CUtensorMap map_b,
                        const __grid_constant__ GemmProblem p, const float* scale_a,
-                       const float* scale_b, const __grid_constant__ QuantisedOutput out) {
+                       const float* scale_b, const __grid_constant__ Fp8Epilogue out) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using B = swap_ab::Block<Op::N, Op::T, kTileRows, kBatchTile>;
   using Ring = typename B::Ring;
@@ -227,17 +210,19 @@ __global__ void __launch_bounds__(swap_ab::Block<Op::N, Op::T, kTileRows, kBatch
 #endif
 }
 
-// Needs m <= 256 (swap_ab::kMaxBatch), k a multiple of 16 and a GPU with sm_90a code. The tile:
-// chapter 12's choice for the same shape in fp16 (its blocks have the same threads and shared
-// memory, so as many run at once). With `out`, the product leaves QuantisedOutput, not C.
-inline void launch_fp8_swap_ab(const Fp8Problem& fp8, cudaStream_t stream,
-                               const QuantisedOutput* out = nullptr,
-                               const HalfOutput* half_out = nullptr) {
-  GemmProblem p = as_halves(fp8);
-  if (half_out) {
+// Needs m <= 256 (swap_ab::kMaxBatch), k a multiple of 16 and a GPU with sm_90a code; epilogues
+// kStore, kBiasRelu and kQuantise. The tile: chapter 12's choice for the same shape in fp16 (its
+// blocks have the same threads and shared memory, so as many run at once).
+inline void launch_fp8_swap_ab(const Fp8Problem& fp8, const Fp8Epilogue& epilogue,
+                               cudaStream_t stream) {
+  if (epilogue.kind == Fp8EpilogueKind::kUpdate) {
+    throw std::invalid_argument("launch_fp8_swap_ab: no weight update here");
+  }
+  GemmProblem p = as_halves(fp8, epilogue.c);
+  if (epilogue.kind == Fp8EpilogueKind::kBiasRelu) {
     p.epilogue.kind = EpilogueKind::kBiasRelu;
-    p.epilogue.bias = half_out->bias;
-    p.epilogue.out = half_out->out;
+    p.epilogue.bias = epilogue.bias;
+    p.epilogue.out = epilogue.out;
   }
   const swap_ab::SwapAbTile tile = swap_ab::block_tile_for<Op::N>(
       p, swap_ab::resident_swap_ab_blocks<Op::N, Op::T, EpilogueKind::kStore>);
@@ -248,17 +233,17 @@ inline void launch_fp8_swap_ab(const Fp8Problem& fp8, cudaStream_t stream,
         std::min(swap_ab::tiles_of(p, {rows, batch}),
                  swap_ab::resident_swap_ab_blocks<Op::N, Op::T, EpilogueKind::kStore>(tile));
     const auto launch = [&](auto kernel) {
-      kernel<<<blocks, B::kThreads, B::Ring::kSmemBytes, stream>>>(
-          maps.a, maps.b, p, fp8.scale_a, fp8.scale_b, out ? *out : QuantisedOutput{});
+      kernel<<<blocks, B::kThreads, B::Ring::kSmemBytes, stream>>>(maps.a, maps.b, p, fp8.scale_a,
+                                                                   fp8.scale_b, epilogue);
       CUDA_CHECK(cudaGetLastError());
     };
     // One opt-in per kernel: the three have the same type, so a static in `launch` would be shared.
-    if (out) {
+    if (epilogue.kind == Fp8EpilogueKind::kQuantise) {
       static const bool opted_in = allow_shared_memory(
           fp8_swap_ab_kernel<rows, batch, EpilogueKind::kStore, true>, B::Ring::kSmemBytes);
       (void)opted_in;
       launch(fp8_swap_ab_kernel<rows, batch, EpilogueKind::kStore, true>);
-    } else if (half_out) {
+    } else if (epilogue.kind == Fp8EpilogueKind::kBiasRelu) {
       static const bool opted_in = allow_shared_memory(
           fp8_swap_ab_kernel<rows, batch, EpilogueKind::kBiasRelu, false>, B::Ring::kSmemBytes);
       (void)opted_in;

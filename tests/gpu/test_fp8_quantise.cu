@@ -1,4 +1,4 @@
-// The device's e4m3 quantisation (chapters/20_fp8/quantise.cuh) against common/fp8.hpp's: every
+// The device's e4m3 quantisation (common/fp8_quantise.cuh) against common/fp8.hpp's: every
 // code pair quantise_pair writes equals encode_fp8<E4m3>(x * scale) for floats over the whole e4m3
 // range and beyond (ties, saturation, subnormals, NaN), at several power-of-two scales; and the
 // amax record_amax leaves equals the largest |x| of a warp's values, however the warp holds them.
@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "20_fp8/quantise.cuh"
 #include "check.hpp"
 #include "cuda_check.cuh"
 #include "fp8.hpp"
+#include "fp8_quantise.cuh"
 #include "rng.hpp"
 
 using namespace mnist;
@@ -27,8 +27,8 @@ __global__ void quantise_kernel(const float* x, int pairs, float scale, uint16_t
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const bool inside = i < pairs;
   const float a = inside ? x[2 * i] : 0.0f, b = inside ? x[2 * i + 1] : 0.0f;
-  if (inside) codes[i] = fp8::quantise_pair(a, b, scale);
-  fp8::record_amax(amax, std::isnan(a) || std::isnan(b) ? 0.0f : fmaxf(fabsf(a), fabsf(b)));
+  if (inside) codes[i] = quantise_pair(a, b, scale);
+  record_amax(amax, std::isnan(a) || std::isnan(b) ? 0.0f : fmaxf(fabsf(a), fabsf(b)));
 #else
   __trap();
 #endif

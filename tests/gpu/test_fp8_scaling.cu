@@ -1,4 +1,4 @@
-// Delayed scaling on the device (chapters/20_fp8/scaling.cuh) against the CPU reference's
+// Delayed scaling on the device (common/fp8_scaling.cuh) against the CPU reference's
 // (Fp8Scaling): tensors whose amaxes rise, fall and vanish over more quantisations than the
 // history holds; after each one the device's scale must equal the reference's.
 #include <cuda_runtime.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "20_fp8/scaling.cuh"
+#include "fp8_scaling.cuh"
 #include "check.hpp"
 #include "cuda_check.cuh"
 #include "reference_trainer.hpp"
@@ -23,15 +23,15 @@ int main() {
     return testing::skip("fp8_scaling", "no CUDA GPU");
   }
   constexpr int kTensors = 5, kQuantisations = 3 * kFp8History;
-  fp8::ScalingState* states;
-  CUDA_CHECK(cudaMalloc(&states, kTensors * sizeof(fp8::ScalingState)));
-  fp8::reset_scaling(states, kTensors, nullptr);
+  ScalingState* states;
+  CUDA_CHECK(cudaMalloc(&states, kTensors * sizeof(ScalingState)));
+  reset_scaling(states, kTensors, nullptr);
   std::vector<Fp8Scaling> reference(kTensors);
   SplitMix64 rng(16);
   int compared = 0;
   for (int q = 0; q < kQuantisations; ++q) {
-    std::vector<fp8::ScalingState> host(kTensors);
-    CUDA_CHECK(cudaMemcpy(host.data(), states, sizeof(fp8::ScalingState) * kTensors,
+    std::vector<ScalingState> host(kTensors);
+    CUDA_CHECK(cudaMemcpy(host.data(), states, sizeof(ScalingState) * kTensors,
                           cudaMemcpyDeviceToHost));
     for (int t = 0; t < kTensors; ++t) {
       CHECK_MSG(host[t].scale == reference[t].scale(),
@@ -58,7 +58,7 @@ int main() {
       CUDA_CHECK(cudaMemcpy(&states[t].amax_bits, &host[t].amax_bits, sizeof(unsigned),
                             cudaMemcpyHostToDevice));
     }
-    fp8::advance_scaling(states, kTensors, nullptr);
+    advance_scaling(states, kTensors, nullptr);
     CUDA_CHECK(cudaDeviceSynchronize());
   }
   CUDA_CHECK(cudaFree(states));

@@ -69,11 +69,13 @@ std::vector<float> multiply(int m, int n, int k, const std::vector<uint8_t>& a,
   CUDA_CHECK(cudaMemcpy(d_b, b.data(), b.size(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(d_scales, scales, sizeof scales, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemset(d_c, 0xFF, sizeof(float) * m * n));  // NaN everywhere
-  const fp8::Fp8Problem problem{m, n, k, d_a, d_b, d_scales, d_scales + 1, d_c};
+  const Fp8Problem problem{m, n, k, d_a, d_b, d_scales, d_scales + 1};
+  Fp8Epilogue store;
+  store.c = d_c;
   if constexpr (kSwapAb) {
-    fp8::launch_fp8_swap_ab(problem, nullptr);
+    fp8::launch_fp8_swap_ab(problem, store, nullptr);
   } else {
-    fp8::launch_fp8_gemm<kPromote>(problem, nullptr);
+    fp8::launch_fp8_cluster_gemm<kPromote>(problem, store, nullptr);
   }
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> c(size_t(m) * n);
@@ -164,7 +166,7 @@ Error run(int m, int n, int k, int bits, uint64_t seed) {
   return e;
 }
 
-// The skinny kernel's quantising epilogue (QuantisedOutput): run once storing C, once quantising;
+// The skinny kernel's quantising epilogue (kQuantise): run once storing C, once quantising;
 // every code of x and x_t must be encode(v * scale) of that very C (the same sums, bit for bit),
 // v = ReLU(C + bias) (forward) or C where a random activation's code is > 0 (backward data), and
 // the amax the largest |v|.
@@ -187,10 +189,10 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
       largest = std::fmax(largest, std::fabs(v[e]));
     }
   }
-  fp8::ScalingState state{0u, 1, {largest}, fp8_scale(largest, kE4m3Max), 0.0f};
+  ScalingState state{0u, 1, {largest}, fp8_scale(largest, kE4m3Max), 0.0f};
   uint8_t *d_a, *d_b, *d_x, *d_x_t, *d_active;
   float *d_scales, *d_bias;
-  fp8::ScalingState* d_state;
+  ScalingState* d_state;
   CUDA_CHECK(cudaMalloc(&d_a, a.codes.size()));
   CUDA_CHECK(cudaMalloc(&d_b, b.codes.size()));
   CUDA_CHECK(cudaMalloc(&d_x, size_t(m) * n));
@@ -208,9 +210,15 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
   CUDA_CHECK(cudaMemcpy(d_state, &state, sizeof state, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemset(d_x, 0x7F, size_t(m) * n));  // the NaN code everywhere
   CUDA_CHECK(cudaMemset(d_x_t, 0x7F, size_t(m) * n));
-  const fp8::QuantisedOutput out{backward ? nullptr : d_bias, backward ? d_active : nullptr, d_x,
-                                 d_x_t, d_state, m};
-  fp8::launch_fp8_swap_ab({m, n, k, d_a, d_b, d_scales, d_scales + 1, nullptr}, nullptr, &out);
+  Fp8Epilogue out;
+  out.kind = Fp8EpilogueKind::kQuantise;
+  out.bias = backward ? nullptr : d_bias;
+  out.active = backward ? d_active : nullptr;
+  out.x = d_x;
+  out.x_t = d_x_t;
+  out.t_pitch = m;
+  out.scaling = d_state;
+  fp8::launch_fp8_swap_ab({m, n, k, d_a, d_b, d_scales, d_scales + 1}, out, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<uint8_t> x(size_t(m) * n), x_t(size_t(m) * n);
   CUDA_CHECK(cudaMemcpy(x.data(), d_x, x.size(), cudaMemcpyDeviceToHost));
@@ -241,7 +249,7 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
   }
 }
 
-// The weight update fused into a weight gradient's product (WeightUpdate): run once storing
+// The weight update fused into a weight gradient's product (kUpdate): run once storing
 // C = dW, once updating; every master must be fmaf(-learning_rate, dW, w) of that very dW, every
 // code of w and w_t encode(master * scale), and the amax the largest |master|.
 void check_weight_update(int m, int n, int k, uint64_t seed) {
@@ -256,10 +264,10 @@ void check_weight_update(int m, int n, int k, uint64_t seed) {
     want[e] = std::fma(-kLearningRate, dw[e], master[e]);
     largest = std::fmax(largest, std::fabs(want[e]));
   }
-  fp8::ScalingState state{0u, 1, {largest}, fp8_scale(largest, kE4m3Max), 0.0f};
+  ScalingState state{0u, 1, {largest}, fp8_scale(largest, kE4m3Max), 0.0f};
   uint8_t *d_a, *d_b, *d_w, *d_w_t;
   float *d_scales, *d_master;
-  fp8::ScalingState* d_state;
+  ScalingState* d_state;
   CUDA_CHECK(cudaMalloc(&d_a, a.codes.size()));
   CUDA_CHECK(cudaMalloc(&d_b, b.codes.size()));
   CUDA_CHECK(cudaMalloc(&d_w, master.size()));
@@ -276,9 +284,15 @@ void check_weight_update(int m, int n, int k, uint64_t seed) {
   CUDA_CHECK(cudaMemcpy(d_state, &state, sizeof state, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemset(d_w, 0x7F, master.size()));  // the NaN code everywhere
   CUDA_CHECK(cudaMemset(d_w_t, 0x7F, master.size()));
-  const fp8::WeightUpdate update{d_master, kLearningRate, d_w, d_w_t, d_state};
-  fp8::launch_fp8_gemm<true>({m, n, k, d_a, d_b, d_scales, d_scales + 1, nullptr}, nullptr,
-                             &update);
+  Fp8Epilogue update;
+  update.kind = Fp8EpilogueKind::kUpdate;
+  update.master = d_master;
+  update.learning_rate = kLearningRate;
+  update.x = d_w;
+  update.x_t = d_w_t;
+  update.t_pitch = m;
+  update.scaling = d_state;
+  fp8::launch_fp8_cluster_gemm<true>({m, n, k, d_a, d_b, d_scales, d_scales + 1}, update, nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<uint8_t> w(master.size()), w_t(master.size());
   CUDA_CHECK(

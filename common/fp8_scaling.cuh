@@ -11,7 +11,7 @@
 #include "cuda_check.cuh"
 #include "fp8.hpp"
 
-namespace mnist::fp8 {
+namespace mnist {
 
 struct ScalingState {
   unsigned amax_bits;          // this quantisation's amax, as the bits of a non-negative float
@@ -62,4 +62,4 @@ inline void reset_scaling(ScalingState* states, int tensors, cudaStream_t stream
   CUDA_CHECK(cudaGetLastError());
 }
 
-}  // namespace mnist::fp8
+}  // namespace mnist

@@ -1,14 +1,15 @@
-// A training step whose hidden layers multiply e4m3 operands. Every product of a hidden layer
-// reads fp8 copies that the kernel before it wrote, quantised at the tensor's delayed scale
-// (scaling.cuh), with the tensor's amax:
+// The FP8 chapters' training step (StepTraining, step_interface.cuh), as trainer.cu is the fp16
+// chapters': the hidden layers multiply e4m3 operands through the chapter's launch_fp8_gemm
+// (fp8_interface.cuh). Every product of a hidden layer reads fp8 copies that the kernel before it
+// wrote, quantised at the tensor's delayed scale (fp8_scaling.cuh), with the tensor's amax:
 //
 //   gather_inputs     images (fp16)            -> X_0, X_0^T                  scale of X_0
-//   forward l         X_l . W_l^T              -> X_{l+1}, X_{l+1}^T          QuantisedOutput
-//   forward, last     X_h . W_h^T              -> fp16 ReLU(Z + b)            HalfOutput
-//   output layer      fp16, chapter 14's GEMMs: logits, loss, its SGD
+//   forward l         X_l . W_l^T              -> X_{l+1}, X_{l+1}^T          kQuantise
+//   forward, last     X_h . W_h^T              -> fp16 ReLU(Z + b)            kBiasRelu
+//   output layer      fp16, the chapter's gemm(): logits, loss, its SGD
 //   output_backward   dZ_out . W_out, ReLU'    -> dZ_h, dZ_h^T                scale of dZ_h
-//   backward data l   dZ_l . (W_l^T)^T, ReLU'  -> dZ_{l-1}, dZ_{l-1}^T        QuantisedOutput
-//   weight update l   dZ_l^T . (X_l^T)^T       -> masters, W_l, W_l^T         WeightUpdate
+//   backward data l   dZ_l . (W_l^T)^T, ReLU'  -> dZ_{l-1}, dZ_{l-1}^T        kQuantise
+//   weight update l   dZ_l^T . (X_l^T)^T       -> masters, W_l, W_l^T         kUpdate
 //   biases, then every tensor's amax into its history (advance_scaling)
 //
 // The transposed copies exist because FP8 wgmma reads only K-major operands. The batch's last
@@ -24,18 +25,21 @@
 #include <string>
 #include <vector>
 
-#include "14_weight_update/weight_update.cuh"
-#include "16_persistent_step/launch.cuh"
-#include "20_fp8/fp8_gemm.cuh"
-#include "20_fp8/fp8_swap_ab.cuh"
-#include "20_fp8/quantise.cuh"
-#include "20_fp8/scaling.cuh"
+#include "cuda_check.cuh"
 #include "dataset.hpp"
+#include "fp8_interface.cuh"
+#include "fp8_quantise.cuh"
+#include "fp8_scaling.cuh"
+#include "gemm_interface.cuh"
 #include "mlp_kernels.cuh"
 #include "model.hpp"
 #include "step_interface.cuh"
 
-namespace mnist::fp8 {
+namespace mnist {
+
+// A chapter's FP8 product: fp8_interface.cuh.
+using Fp8Launch = void (*)(const Fp8Problem& problem, const Fp8Epilogue& epilogue,
+                           cudaStream_t stream);
 
 // A hidden layer's fp8 copies (e4m3 codes).
 struct Fp8Layer {
@@ -96,12 +100,11 @@ inline size_t fp8_model_bytes(const LayerSizes& sizes, int batch) {
   return fp8_model(sizes, batch, nullptr).bytes;
 }
 
-// Empty where the FP8 step trains the model at `batch`.
+// Empty where the FP8 step trains the model at `batch` (a chapter's kernels may refuse more).
 inline std::string fp8_steps_refusal(const LayerSizes& sizes, int batch) {
   if (sizes.size() < 3) return "the FP8 step needs a hidden layer";
-  if (batch % 16 != 0 || batch > swap_ab::kMaxBatch) {
-    return "the FP8 step needs a batch that is a multiple of 16, at most " +
-           std::to_string(swap_ab::kMaxBatch) + " (K of the weight gradients, M of the products)";
+  if (batch % 16 != 0) {
+    return "the FP8 step needs a batch that is a multiple of 16 (K of the weight gradients)";
   }
   for (size_t l = 1; l + 1 < sizes.size(); ++l) {
     if (sizes[l] % 16 != 0) {
@@ -116,7 +119,7 @@ inline std::string fp8_steps_refusal(const LayerSizes& sizes, int batch) {
 
 // X_0 from the step's images (order null: the first rows of the training set), and the labels.
 // A block a row, a thread a pixel pair.
-__global__ void gather_inputs_kernel(const __half* images, const uint8_t* labels, const int* order,
+static __global__ void gather_inputs_kernel(const __half* images, const uint8_t* labels, const int* order,
                                      const int* step, int batch, uint8_t* x, uint8_t* x_t,
                                      ScalingState* scaling, uint8_t* batch_labels) {
   const int r = blockIdx.x;
@@ -137,7 +140,7 @@ __global__ void gather_inputs_kernel(const __half* images, const uint8_t* labels
 
 // The last hidden layer's gradient: dZ = (dZ_out . W_out) where its fp16 output is > 0, zero in
 // rows [rows, batch). A thread a column pair of one row.
-__global__ void output_backward_kernel(const __half* grad, const __half* w, const __half* output,
+static __global__ void output_backward_kernel(const __half* grad, const __half* w, const __half* output,
                                        int rows, int batch, int width, uint8_t* dz, uint8_t* dz_t,
                                        ScalingState* scaling) {
   const int r = blockIdx.y, j = 2 * (blockIdx.x * blockDim.x + threadIdx.x);
@@ -162,7 +165,7 @@ __global__ void output_backward_kernel(const __half* grad, const __half* w, cons
 
 // bias -= learning_rate * (column sums of dZ), dZ read from its transposed copy at its scale: a
 // warp a column, whose batch codes are one row of dZ^T, read by the lanes side by side.
-__global__ void fp8_bias_sgd_kernel(const uint8_t* dz_t, int batch, int width,
+static __global__ void fp8_bias_sgd_kernel(const uint8_t* dz_t, int batch, int width,
                                     const ScalingState* scaling, float* bias,
                                     float learning_rate) {
   const int j = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -178,7 +181,7 @@ __global__ void fp8_bias_sgd_kernel(const uint8_t* dz_t, int batch, int width,
 }
 
 // The initial fp8 copies of a layer's weights, and their amax. A thread a pair.
-__global__ void quantise_weights_kernel(const float* master, int out, int in, uint8_t* w,
+static __global__ void quantise_weights_kernel(const float* master, int out, int in, uint8_t* w,
                                         uint8_t* w_t, ScalingState* scaling) {
   const size_t i = 2 * (size_t(blockIdx.x) * blockDim.x + threadIdx.x);
   const bool inside = i < size_t(out) * in;
@@ -195,18 +198,18 @@ __global__ void quantise_weights_kernel(const float* master, int out, int in, ui
 
 #else
 
-__global__ void gather_inputs_kernel(const __half*, const uint8_t*, const int*, const int*, int,
+static __global__ void gather_inputs_kernel(const __half*, const uint8_t*, const int*, const int*, int,
                                      uint8_t*, uint8_t*, ScalingState*, uint8_t*) {
   __trap();
 }
-__global__ void output_backward_kernel(const __half*, const __half*, const __half*, int, int, int,
+static __global__ void output_backward_kernel(const __half*, const __half*, const __half*, int, int, int,
                                        uint8_t*, uint8_t*, ScalingState*) {
   __trap();
 }
-__global__ void fp8_bias_sgd_kernel(const uint8_t*, int, int, const ScalingState*, float*, float) {
+static __global__ void fp8_bias_sgd_kernel(const uint8_t*, int, int, const ScalingState*, float*, float) {
   __trap();
 }
-__global__ void quantise_weights_kernel(const float*, int, int, uint8_t*, uint8_t*,
+static __global__ void quantise_weights_kernel(const float*, int, int, uint8_t*, uint8_t*,
                                         ScalingState*) {
   __trap();
 }
@@ -215,8 +218,9 @@ __global__ void quantise_weights_kernel(const float*, int, int, uint8_t*, uint8_
 
 // One step over `rows` rows: the trainer's step *step_index, or, warm_up, the first rows of the
 // training set, its loss not recorded and the step index left alone.
-inline void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows,
-                             float learning_rate, bool warm_up, cudaStream_t stream) {
+template <Fp8Launch kLaunch>
+void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows, float learning_rate,
+                      bool warm_up, cudaStream_t stream) {
   const int hidden = m.hidden(), batch = b.batch;
   const LayerBuffers& top = b.layers[hidden];
   const __half* const top_input = b.layers[hidden - 1].output;
@@ -227,15 +231,20 @@ inline void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows,
   for (int l = 0; l < hidden; ++l) {
     const LayerBuffers& y = b.layers[l];
     const Fp8Problem p{rows, y.out, y.in, m.layers[l].x, m.layers[l].w, &m.input(l)->unscale,
-                       &m.weights(l)->unscale, nullptr};
+                       &m.weights(l)->unscale};
+    Fp8Epilogue next;
+    next.bias = y.bias;
     if (l + 1 < hidden) {
-      const QuantisedOutput next{y.bias,           nullptr,         m.layers[l + 1].x,
-                                 m.layers[l + 1].x_t, m.input(l + 1), batch};
-      launch_fp8_swap_ab(p, stream, &next);
+      next.kind = Fp8EpilogueKind::kQuantise;
+      next.x = m.layers[l + 1].x;
+      next.x_t = m.layers[l + 1].x_t;
+      next.t_pitch = batch;
+      next.scaling = m.input(l + 1);
     } else {
-      const HalfOutput next{y.bias, y.output};
-      launch_fp8_swap_ab(p, stream, nullptr, &next);
+      next.kind = Fp8EpilogueKind::kBiasRelu;
+      next.out = y.output;
     }
+    kLaunch(p, next, stream);
   }
   GemmProblem logits{rows, top.out, top.in, top_input, kForward.a, top.weight_operand, kForward.b};
   logits.epilogue.kind = EpilogueKind::kBias;
@@ -243,7 +252,7 @@ inline void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows,
   logits.c = b.logits;
   logits.workspace = m.workspace;
   logits.workspace_floats = kGemmWorkspaceFloats;
-  weight_update::launch_weight_update_or_fall_back(logits, stream);
+  gemm(logits, stream);
   LossOutputs loss;
   loss.grad = top.grad;
   loss.step_losses = warm_up ? nullptr : b.step_losses;
@@ -266,22 +275,34 @@ inline void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows,
   top_dw.epilogue.learning_rate = learning_rate;
   top_dw.workspace = m.workspace;
   top_dw.workspace_floats = kGemmWorkspaceFloats;
-  weight_update::launch_weight_update_or_fall_back(top_dw, stream);
+  gemm(top_dw, stream);
 
   for (int l = hidden - 1; l >= 0; --l) {
     const LayerBuffers& y = b.layers[l];
     const Fp8Layer& f = m.layers[l];
     if (l > 0) {  // reads W_l^T before the update below rewrites it
       const Fp8Problem dx{batch, y.in, y.out, f.dz, f.w_t, &m.gradient(l)->unscale,
-                          &m.weights(l)->unscale, nullptr};
-      const QuantisedOutput below{nullptr, f.x, m.layers[l - 1].dz, m.layers[l - 1].dz_t,
-                                  m.gradient(l - 1), batch};
-      launch_fp8_swap_ab(dx, stream, &below);
+                          &m.weights(l)->unscale};
+      Fp8Epilogue below;
+      below.kind = Fp8EpilogueKind::kQuantise;
+      below.active = f.x;
+      below.x = m.layers[l - 1].dz;
+      below.x_t = m.layers[l - 1].dz_t;
+      below.t_pitch = batch;
+      below.scaling = m.gradient(l - 1);
+      kLaunch(dx, below, stream);
     }
     const Fp8Problem dw{y.out, y.in, batch, f.dz_t, f.x_t, &m.gradient(l)->unscale,
-                        &m.input(l)->unscale, nullptr};
-    const WeightUpdate update{y.weights, learning_rate, f.w, f.w_t, m.weights(l)};
-    launch_fp8_gemm<true>(dw, stream, &update);
+                        &m.input(l)->unscale};
+    Fp8Epilogue update;
+    update.kind = Fp8EpilogueKind::kUpdate;
+    update.master = y.weights;
+    update.learning_rate = learning_rate;
+    update.x = f.w;
+    update.x_t = f.w_t;
+    update.t_pitch = y.out;
+    update.scaling = m.weights(l);
+    kLaunch(dw, update, stream);
     fp8_bias_sgd_kernel<<<(y.out + kThreads / 32 - 1) / (kThreads / 32), kThreads, 0, stream>>>(
         f.dz_t, batch, y.out, m.gradient(l), y.bias, learning_rate);
     CUDA_CHECK(cudaGetLastError());
@@ -291,22 +312,26 @@ inline void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows,
 }
 
 inline Fp8Model fp8_model_of(const StepBuffers& b) {
-  return fp8_model(persistent_step::sizes_of(b), b.batch, b.model_scratch);
+  LayerSizes sizes;
+  for (const LayerBuffers& layer : b.layers) sizes.push_back(layer.in);
+  sizes.push_back(b.layers.back().out);
+  return fp8_model(sizes, b.batch, b.model_scratch);
 }
 
-inline void fp8_train_steps(const StepBuffers& b, int steps, float learning_rate,
-                            cudaStream_t stream) {
+template <Fp8Launch kLaunch>
+void fp8_train_steps(const StepBuffers& b, int steps, float learning_rate, cudaStream_t stream) {
   const Fp8Model m = fp8_model_of(b);
   for (int s = b.next_step; s < b.next_step + steps; ++s) {
-    enqueue_fp8_step(b, m, std::min(b.batch, b.train_count - s * b.batch), learning_rate, false,
-                     stream);
+    enqueue_fp8_step<kLaunch>(b, m, std::min(b.batch, b.train_count - s * b.batch),
+                              learning_rate, false, stream);
   }
 }
 
 // Before the first step: the weights' first fp8 copies (scale 1, no history yet), then one step at
 // learning rate 0 on the first batch of the training set, whose only effect is that every tensor
 // has an amax history when the first step quantises it. CPU reference: the same warm-up.
-inline void fp8_prepare(const StepBuffers& b, cudaStream_t stream) {
+template <Fp8Launch kLaunch>
+void fp8_prepare(const StepBuffers& b, cudaStream_t stream) {
   const Fp8Model m = fp8_model_of(b);
   const int hidden = m.hidden();
   reset_scaling(m.scaling, 3 * hidden, stream);
@@ -322,7 +347,7 @@ inline void fp8_prepare(const StepBuffers& b, cudaStream_t stream) {
   const BiasUpdate output_bias{top.grad, top.bias, top.out};
   CUDA_CHECK(cudaMemcpyAsync(m.output_bias, &output_bias, sizeof output_bias,
                              cudaMemcpyHostToDevice, stream));
-  enqueue_fp8_step(b, m, std::min(b.batch, b.train_count), 0.0f, true, stream);
+  enqueue_fp8_step<kLaunch>(b, m, std::min(b.batch, b.train_count), 0.0f, true, stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));  // output_bias is on this stack
 }
 
@@ -334,4 +359,11 @@ inline void fp8_before_evaluation(const StepBuffers& b, cudaStream_t stream) {
   }
 }
 
-}  // namespace mnist::fp8
+// A chapter's kStepTraining: this step on its launch_fp8_gemm, for the models `refusal` takes.
+template <Fp8Launch kLaunch, std::string (*kRefusal)(const LayerSizes&, int)>
+constexpr StepTraining fp8_step_training() {
+  return {kRefusal,           fp8_train_steps<kLaunch>, 0, fp8_model_bytes, fp8_prepare<kLaunch>,
+          fp8_before_evaluation, true};
+}
+
+}  // namespace mnist

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace mnist::fp8 {
+namespace mnist {
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
 
@@ -54,4 +54,4 @@ __device__ __forceinline__ float2 dequantise_pair(uint16_t codes) {
 
 #endif
 
-}  // namespace mnist::fp8
+}  // namespace mnist
