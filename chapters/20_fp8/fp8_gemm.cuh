@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
 
 #include "11_clusters/gemm.cuh"
 #include "fp8_interface.cuh"
@@ -139,31 +140,43 @@ __device__ __forceinline__ void await_issue(int other) {
   }
 }
 
-// The SGD step on the warpgroup's 64 x 256 gradients g (scaled), whose first element is (row0,
-// col0), in chapter 08's layout: a thread's column pair col, col + 1 of row `row` is one fp32 pair
-// of the masters and one 16-bit code pair of w. g becomes the new masters: every master is read
-// before any is written, so that the loads go out together (a store between two loads, which may
-// alias, would make each load wait for the one before). __fmaf_rn: the update rounds once, as the
-// CPU reference's float64 step rounded to fp32 does. w_t goes through `staging` (this consumer's
-// 16 KiB, free when the tile is not stored by TMA) transposed: written to global memory straight
-// from the registers, its codes would be single bytes m apart, one L2 write each.
-__device__ __forceinline__ void update_weights(const GemmProblem& p, float (&g)[kAccumulators],
-                                               int consumer, int row0, int col0,
-                                               const Fp8Epilogue& u, uint32_t staging) {
-  constexpr int kTileColumns = kAccumulators / 4 * 8;  // 256: the staged w_t tile's rows
+// The warpgroup's 64 x 256 sums g (scaled), whose first element is (row0, col0), through a
+// quantising epilogue (fp8_interface.cuh), in chapter 08's layout: a thread's column pair col,
+// col + 1 of row `row` is one 16-bit code pair of x.
+//   kUpdate    g becomes the new masters (master - learning_rate g, __fmaf_rn: rounded once, as
+//              the CPU reference's float64 step rounded to fp32), written back
+//   kQuantise  forward ReLU(g + bias) (__fadd_rn: no FMA folds the scale's product in), or
+//              backward data g where active's code is > 0 (sign clear, not zero)
+// Every value is read (masters, mask codes) before anything is written, so that the loads go out
+// together: a store between two loads, which may alias, would make each wait for the one before.
+// x_t goes through `staging` (this consumer's 16 KiB, free when C is not stored by TMA)
+// transposed: written from the registers, its codes would be single bytes t_pitch apart, one L2
+// write each.
+__device__ __forceinline__ void finish_quantised(const GemmProblem& p, float (&g)[kAccumulators],
+                                                 int consumer, int row0, int col0,
+                                                 const Fp8Epilogue& e, uint32_t staging) {
+  constexpr int kTileColumns = kAccumulators / 4 * 8;  // 256: the staged x_t tile's rows
   const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
-  const float scale = u.scaling->scale;
+  const bool update = e.kind == Fp8EpilogueKind::kUpdate;
+  const float scale = e.scaling->scale;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int row = row0 + warp * 16 + lane / 4 + 8 * h;
 #pragma unroll
     for (int i = 0; i < kAccumulators / 4; ++i) {
-      const int col = col0 + 8 * i + lane % 4 * 2;
-      if (row >= p.m || col >= p.n) continue;
-      const float* master = u.master + size_t(row) * p.n + col;
-      g[4 * i + 2 * h] = __fmaf_rn(-u.learning_rate, g[4 * i + 2 * h], master[0]);
-      if (col + 1 < p.n) {
-        g[4 * i + 2 * h + 1] = __fmaf_rn(-u.learning_rate, g[4 * i + 2 * h + 1], master[1]);
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const int col = col0 + 8 * i + lane % 4 * 2 + j;
+        if (row >= p.m || col >= p.n) continue;
+        float& v = g[4 * i + 2 * h + j];
+        const size_t at = size_t(row) * p.n + col;
+        if (update) {
+          v = __fmaf_rn(-e.learning_rate, v, e.master[at]);
+        } else if (e.active) {
+          if (e.active[at] - 1u >= 0x7Fu) v = 0.0f;
+        } else {
+          v = fmaxf(__fadd_rn(v, e.bias[col]), 0.0f);
+        }
       }
     }
   }
@@ -177,35 +190,36 @@ __device__ __forceinline__ void update_weights(const GemmProblem& p, float (&g)[
       const int c = 8 * i + lane % 4 * 2, col = col0 + c;
       if (col >= p.n) continue;
       const bool two = col + 1 < p.n;
-      float* master = u.master + size_t(row) * p.n + col;
-      const float w0 = g[4 * i + 2 * h], w1 = two ? g[4 * i + 2 * h + 1] : 0.0f;
-      master[0] = w0;
-      if (two) master[1] = w1;
-      amax = fmaxf(amax, fmaxf(fabsf(w0), fabsf(w1)));
-      const uint16_t codes = quantise_pair(w0, w1, scale);
-      store_codes(codes, two, u.x + size_t(row) * p.n + col, p.n % 2 == 0, nullptr, 0);
-      if (u.x_t) {  // staged as [column c][row r], 64 bytes a column
+      const float v0 = g[4 * i + 2 * h], v1 = two ? g[4 * i + 2 * h + 1] : 0.0f;
+      if (update) {
+        float* master = e.master + size_t(row) * p.n + col;
+        master[0] = v0;
+        if (two) master[1] = v1;
+      }
+      amax = fmaxf(amax, fmaxf(fabsf(v0), fabsf(v1)));
+      const uint16_t codes = quantise_pair(v0, v1, scale);
+      store_codes(codes, two, e.x + size_t(row) * p.n + col, p.n % 2 == 0, nullptr, 0);
+      if (e.x_t) {  // staged as [column c][row r], 64 bytes a column
         const uint32_t at = staging + c * kWgmmaM + r;
         asm volatile("st.shared.u8 [%0], %1;\n" ::"r"(at), "h"(uint16_t(codes & 0xFF)));
         asm volatile("st.shared.u8 [%0], %1;\n" ::"r"(at + kWgmmaM), "h"(uint16_t(codes >> 8)));
       }
     }
   }
-  record_amax(&u.scaling->amax_bits, amax);
-  note_quantised(u.scaling, scale);
-  if (!u.x_t) return;
+  record_amax(&e.scaling->amax_bits, amax);
+  note_quantised(e.scaling, scale);
+  if (!e.x_t) return;
   warpgroup_sync(consumer);  // the tile is staged
-  // 16 rows of one w_t row (a column of the tile) a thread at a time: 16-byte stores where m
-  // allows, bytes otherwise.
-  const bool whole = p.m % 16 == 0;
+  // 16 rows of one x_t row (a column of the tile) a thread at a time: a 16-byte store where they
+  // are all inside and aligned, bytes otherwise.
   for (int chunk = threadIdx.x % kWarpgroupThreads; chunk < kTileColumns * kWgmmaM / 16;
        chunk += kWarpgroupThreads) {
     const int c = chunk / (kWgmmaM / 16), r = chunk % (kWgmmaM / 16) * 16;
     const int col = col0 + c, row = row0 + r;
     if (col >= p.n || row >= p.m) continue;
     const uint32_t at = staging + c * kWgmmaM + r;
-    uint8_t* to = u.x_t + size_t(col) * p.m + row;
-    if (whole) {
+    uint8_t* to = e.x_t + size_t(col) * e.t_pitch + row;
+    if (e.t_pitch % 16 == 0 && row + 16 <= p.m) {
       uint4 v;
       asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                    : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
@@ -225,10 +239,11 @@ __device__ __forceinline__ void update_weights(const GemmProblem& p, float (&g)[
 // A consumer warpgroup: rows [consumer * 64, consumer * 64 + 64) of every tile of this block, as
 // chapter 11's. kPromote: each half of a K tile into `part`, added to the total once done (the
 // figure above); otherwise both halves accumulate in the tensor cores across K, as chapter 11's.
-// kUpdate: the tiles go through update_weights instead of into C.
-template <bool kPromote, bool kUpdate>
+// kKind: the tiles go into C (kStore), through chapter 08's fp16 ReLU epilogue (kBiasRelu) or
+// through finish_quantised (kQuantise, kUpdate).
+template <bool kPromote, Fp8EpilogueKind kKind>
 __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, float scale,
-                                        const Fp8Epilogue& update, uint32_t ring, uint32_t full,
+                                        const Fp8Epilogue& epilogue, uint32_t ring, uint32_t full,
                                         uint32_t empty, const CUtensorMap& map_c, bool store_by_tma,
                                         uint32_t staging) {
   const int lane = threadIdx.x % 32;
@@ -286,8 +301,11 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
     accumulators_settled(total);
 #pragma unroll
     for (int i = 0; i < kAccumulators; ++i) total[i] *= scale;
-    if constexpr (kUpdate) {
-      update_weights(p, total, consumer, row0 + consumer * kWgmmaM, col0, update, staging);
+    if constexpr (kKind == Fp8EpilogueKind::kQuantise || kKind == Fp8EpilogueKind::kUpdate) {
+      finish_quantised(p, total, consumer, row0 + consumer * kWgmmaM, col0, epilogue, staging);
+    } else if constexpr (kKind == Fp8EpilogueKind::kBiasRelu) {
+      finish_accumulators<EpilogueKind::kBiasRelu>(p, total, row0 + consumer * kWgmmaM, col0,
+                                                   columns_paired<EpilogueKind::kBiasRelu>(p));
     } else if (store_by_tma) {
       store_accumulators(map_c, total, consumer, staging, row0 + consumer * kWgmmaM, col0);
     } else {
@@ -303,13 +321,13 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
 #endif  // sm_90a
 
 // Chapter 11's kernel with the FP8 consumer; p is the problem as_halves.
-template <bool kPromote, bool kUpdate>
+template <bool kPromote, Fp8EpilogueKind kKind>
 __global__ void __launch_bounds__(kThreads, 1)
     fp8_gemm_kernel(const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b,
                     const __grid_constant__ CUtensorMap map_c, bool store_by_tma,
                     const __grid_constant__ GemmProblem p, const float* scale_a,
-                    const float* scale_b, const __grid_constant__ Fp8Epilogue update) {
+                    const float* scale_b, const __grid_constant__ Fp8Epilogue epilogue) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(16) uint8_t smem[];
   const uint32_t ring = ring_start(smem);
@@ -331,7 +349,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) produce<Ring>(map_a, map_b, p, ring, full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegisters>();
-    consume<kPromote, kUpdate>(warpgroup - 1, p, *scale_a * *scale_b, update, ring, full, empty,
+    consume<kPromote, kKind>(warpgroup - 1, p, *scale_a * *scale_b, epilogue, ring, full, empty,
                                map_c, store_by_tma,
                                staging + (warpgroup - 1) * kStoreBuffers * kStoreBoxBytes);
   }
@@ -340,34 +358,46 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif
 }
 
-// Needs k a multiple of 16 and a GPU with sm_90a code. Epilogues kStore (C at epilogue.c) and,
-// with the promoted sums, kUpdate (a weight gradient that updates the weights instead).
+// Needs k a multiple of 16 and a GPU with sm_90a code; every epilogue with the promoted sums,
+// kStore without.
 template <bool kPromote = true>
 void launch_fp8_cluster_gemm(const Fp8Problem& fp8, const Fp8Epilogue& epilogue,
                              cudaStream_t stream) {
-  const bool update = epilogue.kind == Fp8EpilogueKind::kUpdate;
-  if (!(epilogue.kind == Fp8EpilogueKind::kStore || (kPromote && update))) {
-    throw std::invalid_argument("launch_fp8_cluster_gemm: no such epilogue here");
+  if (!kPromote && epilogue.kind != Fp8EpilogueKind::kStore) {
+    throw std::invalid_argument("launch_fp8_cluster_gemm: the sums in the tensor cores only store");
   }
-  const GemmProblem p = as_halves(fp8, epilogue.c);
+  GemmProblem p = as_halves(fp8, epilogue.c);
+  p.epilogue.bias = epilogue.bias;  // chapter 08's kBiasRelu epilogue
+  p.epilogue.out = epilogue.out;
   const TensorMaps<Ring::A, HalfTile> maps(p);
-  const bool store_by_tma = !update && stores_by_tma(p);
+  const bool store_by_tma = epilogue.kind == Fp8EpilogueKind::kStore && stores_by_tma(p);
   const CUtensorMap map_c = store_by_tma ? store_map(p) : CUtensorMap{};
   const auto launch = [&](auto kernel, int resident) {
     const int blocks = kClusterBlocks * std::min(pair_count(p), resident);
-    const ClusterLaunch cluster_launch(kClusterBlocks, blocks, clusters::kThreads,
-                                       clusters::kSmemBytes<Ring>, stream);
+    const ClusterLaunch cluster_launch(kClusterBlocks, blocks, kThreads, kSmemBytes<Ring>, stream);
     CUDA_CHECK(cudaLaunchKernelEx(&cluster_launch.config, kernel, maps.a, maps.b, map_c,
                                   store_by_tma, p, fp8.scale_a, fp8.scale_b, epilogue));
   };
-  if constexpr (kPromote) {
-    if (update) {
-      static const int resident = resident_clusters(fp8_gemm_kernel<true, true>, kSmemBytes<Ring>);
-      return launch(fp8_gemm_kernel<true, true>, resident);
+  // One occupancy query per kernel.
+  const auto launch_kind = [&](auto kind) {
+    constexpr Fp8EpilogueKind kKind = decltype(kind)::value;
+    if constexpr (kPromote || kKind == Fp8EpilogueKind::kStore) {
+      static const int resident =
+          resident_clusters(fp8_gemm_kernel<kPromote, kKind>, kSmemBytes<Ring>);
+      launch(fp8_gemm_kernel<kPromote, kKind>, resident);
     }
+  };
+  using Kind = Fp8EpilogueKind;
+  switch (epilogue.kind) {
+    case Kind::kStore:
+      return launch_kind(std::integral_constant<Kind, Kind::kStore>{});
+    case Kind::kBiasRelu:
+      return launch_kind(std::integral_constant<Kind, Kind::kBiasRelu>{});
+    case Kind::kQuantise:
+      return launch_kind(std::integral_constant<Kind, Kind::kQuantise>{});
+    case Kind::kUpdate:
+      return launch_kind(std::integral_constant<Kind, Kind::kUpdate>{});
   }
-  static const int resident = resident_clusters(fp8_gemm_kernel<kPromote, false>, kSmemBytes<Ring>);
-  launch(fp8_gemm_kernel<kPromote, false>, resident);
 }
 
 }  // namespace mnist::fp8

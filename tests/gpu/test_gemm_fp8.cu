@@ -166,15 +166,25 @@ Error run(int m, int n, int k, int bits, uint64_t seed) {
   return e;
 }
 
-// The skinny kernel's quantising epilogue (kQuantise): run once storing C, once quantising;
-// every code of x and x_t must be encode(v * scale) of that very C (the same sums, bit for bit),
-// v = ReLU(C + bias) (forward) or C where a random activation's code is > 0 (backward data), and
-// the amax the largest |v|.
+// A kernel's quantising epilogue (kQuantise): run once storing C, once quantising; every code of
+// x and x_t (rows t_pitch apart, t_pitch > m) must be encode(v * scale) of that very C (the same
+// sums, bit for bit), v = ReLU(C + bias) (forward) or C where a random activation's code is > 0
+// (backward data), and the amax the largest |v|. Then, forward, its fp16 epilogue (kBiasRelu):
+// fp16(ReLU(C + bias)), within one fp16 rounding.
+template <bool kSwapAb>
 void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
   SplitMix64 rng(seed);
   const Quantised a = quantise(m, k, rng), b = quantise(n, k, rng);
   const std::vector<float> c =
-      multiply<true, true>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
+      multiply<true, kSwapAb>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
+  const int t_pitch = (m + 15) / 16 * 16 + 16;
+  const auto launch = [&](const Fp8Problem& problem, const Fp8Epilogue& epilogue) {
+    if (kSwapAb) {
+      fp8::launch_fp8_swap_ab(problem, epilogue, nullptr);
+    } else {
+      fp8::launch_fp8_cluster_gemm<true>(problem, epilogue, nullptr);
+    }
+  };
   std::vector<float> bias(n);
   for (float& x : bias) x = 2 * rng.uniform01() - 1;
   std::vector<uint8_t> active(size_t(m) * n);  // codes of either sign, zeros among them
@@ -196,7 +206,7 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
   CUDA_CHECK(cudaMalloc(&d_a, a.codes.size()));
   CUDA_CHECK(cudaMalloc(&d_b, b.codes.size()));
   CUDA_CHECK(cudaMalloc(&d_x, size_t(m) * n));
-  CUDA_CHECK(cudaMalloc(&d_x_t, size_t(m) * n));
+  CUDA_CHECK(cudaMalloc(&d_x_t, size_t(t_pitch) * n));
   CUDA_CHECK(cudaMalloc(&d_active, size_t(m) * n));
   CUDA_CHECK(cudaMemcpy(d_active, active.data(), active.size(), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMalloc(&d_scales, 2 * sizeof(float)));
@@ -209,18 +219,19 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
   CUDA_CHECK(cudaMemcpy(d_bias, bias.data(), n * sizeof(float), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(d_state, &state, sizeof state, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemset(d_x, 0x7F, size_t(m) * n));  // the NaN code everywhere
-  CUDA_CHECK(cudaMemset(d_x_t, 0x7F, size_t(m) * n));
+  CUDA_CHECK(cudaMemset(d_x_t, 0x7F, size_t(t_pitch) * n));
   Fp8Epilogue out;
   out.kind = Fp8EpilogueKind::kQuantise;
   out.bias = backward ? nullptr : d_bias;
   out.active = backward ? d_active : nullptr;
   out.x = d_x;
   out.x_t = d_x_t;
-  out.t_pitch = m;
+  out.t_pitch = t_pitch;
   out.scaling = d_state;
-  fp8::launch_fp8_swap_ab({m, n, k, d_a, d_b, d_scales, d_scales + 1}, out, nullptr);
+  const Fp8Problem problem{m, n, k, d_a, d_b, d_scales, d_scales + 1};
+  launch(problem, out);
   CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<uint8_t> x(size_t(m) * n), x_t(size_t(m) * n);
+  std::vector<uint8_t> x(size_t(m) * n), x_t(size_t(t_pitch) * n);
   CUDA_CHECK(cudaMemcpy(x.data(), d_x, x.size(), cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(x_t.data(), d_x_t, x_t.size(), cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaMemcpy(&state, d_state, sizeof state, cudaMemcpyDeviceToHost));
@@ -229,18 +240,40 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
     for (int j = 0; j < n; ++j) {
       const uint8_t want = encode_fp8<E4m3>(v[size_t(i) * n + j] * state.scale);
       wrong += x[size_t(i) * n + j] != want;
-      wrong += x_t[size_t(j) * m + i] != want;
+      wrong += x_t[size_t(j) * t_pitch + i] != want;
     }
   }
   float amax = 0.0f;
   std::memcpy(&amax, &state.amax_bits, sizeof amax);
   const std::string what =
-      std::string(backward ? "backward data " : "forward ") + std::to_string(m) + " x " +
+      std::string(kSwapAb ? "swap AB, " : "clusters, ") + (backward ? "backward data " : "forward ") +
+      std::to_string(m) + " x " +
       std::to_string(n) + " x " + std::to_string(k) + ": " + std::to_string(wrong) +
       " codes differ, amax " + std::to_string(amax) + " of " + std::to_string(largest);
   std::printf("quantised output %s\n", what.c_str());
   CHECK_MSG(wrong == 0 && amax == largest, what);
   CHECK_MSG(state.unscale == 1.0f / state.scale, "the copy's factor, 1 / its scale, is noted");
+  if (!backward) {
+    __half* d_out;
+    CUDA_CHECK(cudaMalloc(&d_out, size_t(m) * n * sizeof(__half)));
+    Fp8Epilogue half_out;
+    half_out.kind = Fp8EpilogueKind::kBiasRelu;
+    half_out.bias = d_bias;
+    half_out.out = d_out;
+    launch(problem, half_out);
+    std::vector<__half> got(size_t(m) * n);
+    CUDA_CHECK(cudaMemcpy(got.data(), d_out, got.size() * sizeof(__half), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(d_out));
+    long far = 0;
+    for (int i = 0; i < m; ++i) {
+      for (int j = 0; j < n; ++j) {
+        const float want = std::fmax(c[size_t(i) * n + j] + bias[j], 0.0f);
+        const float g = __half2float(got[size_t(i) * n + j]);
+        far += !(std::fabs(g - want) <= std::ldexp(std::fabs(want), -10) + 0x1p-24f);
+      }
+    }
+    CHECK_MSG(far == 0, std::to_string(far) + " fp16 outputs differ from fp16(ReLU(C + bias))");
+  }
   for (void* p :
        {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_x),
         static_cast<void*>(d_x_t), static_cast<void*>(d_scales), static_cast<void*>(d_bias),
@@ -380,7 +413,8 @@ int main(int argc, char** argv) {
   // The quantising epilogue: odd and even batches, a tail of every tile, N = 10.
   for (const auto& s : {std::array<int, 3>{32, 1000, 784}, {255, 4100, 272}, {7, 10, 48}}) {
     for (const bool backward : {false, true}) {
-      check_quantised_output(s[0], s[1], s[2], backward, 11 + s[0]);
+      check_quantised_output<true>(s[0], s[1], s[2], backward, 11 + s[0]);
+      check_quantised_output<false>(s[0], s[1], s[2], backward, 11 + s[0]);
     }
   }
   // The weight update: K = a batch, tails of every tile, an odd N (no 16-bit code pairs), M a
