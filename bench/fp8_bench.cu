@@ -1,5 +1,5 @@
-// Times the FP8 GEMM of chapters/20_fp8 against cuBLASLt's FP8 matmul (e4m3 in, fp32 out) in the
-// same process, interleaved (interleaved.cuh).
+// Times the FP8 GEMM of chapters/20_fp8_gemm against cuBLASLt's FP8 matmul (e4m3 in, fp32 out) in
+// the same process, interleaved (interleaved.cuh).
 //   bench_gemm_fp8 [--csv FILE] [--only PREFIX]
 // The cases: the squares 4096^3 and 8192^3, and the hidden layers' products of a training step at
 // batch 256 ("b256 h8192 L2 forward", ...). On the squares the promoted kernel is also timed
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "20_fp8/fp8_gemm.cuh"
-#include "20_fp8/fp8_swap_ab.cuh"
+#include "20_fp8_gemm/fp8_gemm.cuh"
+#include "21_fp8_swap_ab/fp8_swap_ab.cuh"
 #include "cuda_check.cuh"
 #include "event_timing.cuh"
 #include "fp8.hpp"
@@ -145,8 +145,8 @@ int run(int argc, char** argv) {
   }
   if (list.empty()) throw std::invalid_argument("no case starts with '" + only + "'");
   const std::string date = utc_date();
-  std::printf("FP8 GEMM benchmark, chapters/20_fp8 vs cuBLASLt | %s | %s\n", describe(gpu).c_str(),
-              date.c_str());
+  std::printf("FP8 GEMM benchmark, chapters/20_fp8_gemm vs cuBLASLt | %s | %s\n",
+              describe(gpu).c_str(), date.c_str());
 
   size_t most = 0;
   for (const Case& c : list) most = std::max({most, size_t(c.m) * c.k, size_t(c.n) * c.k});
@@ -249,9 +249,9 @@ int run(int argc, char** argv) {
       };
       const auto mine = [&] {
         if (promoted) {
-          fp8::launch_fp8_cluster_gemm<true>(problem, store, stream);
+          fp8_gemm::launch_fp8_cluster_gemm<true>(problem, store, stream);
         } else {
-          fp8::launch_fp8_cluster_gemm<false>(problem, store, stream);
+          fp8_gemm::launch_fp8_cluster_gemm<false>(problem, store, stream);
         }
       };
       time_against_cublaslt(promoted ? "promoted" : "fast", mine);
@@ -282,7 +282,8 @@ int run(int argc, char** argv) {
         csv << ",,,,,\n";
       }
       if (promoted && cs.m <= swap_ab::kMaxBatch) {  // the skinny products' kernel as well
-        time_against_cublaslt("swap_ab", [&] { fp8::launch_fp8_swap_ab(problem, store, stream); });
+        time_against_cublaslt("swap_ab",
+                              [&] { fp8_swap_ab::launch_fp8_swap_ab(problem, store, stream); });
         if (csv) csv << ",,,,,\n";
       }
     }

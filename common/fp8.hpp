@@ -118,7 +118,7 @@ MNIST_FP8_HOST_DEVICE inline float decode_fp8(uint8_t code) {
 }
 
 // Delayed scaling: a tensor's scale comes from the largest amax of its last kFp8History
-// quantisations (common/reference_trainer's Fp8Scaling, chapters/20_fp8/scaling.cuh).
+// quantisations (common/reference_trainer's Fp8Scaling, common/fp8_scaling.cuh).
 constexpr int kFp8History = 16;
 
 // Per-tensor scaling: the scale s that maps amax (>= 0) to about format_max, so that amax * s

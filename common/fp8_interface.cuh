@@ -25,7 +25,8 @@ struct Fp8Problem {
 
 enum class Fp8EpilogueKind {
   kStore,     // C into c, m x n fp32
-  kBiasRelu,  // fp16 ReLU(C + bias) into out, m x n: the last hidden layer, for the fp16 output layer
+  kBiasRelu,  // fp16 ReLU(C + bias) into out, m x n: the last hidden layer, for the fp16 output
+              // layer
   // Quantised at scaling->scale into x (m x n) and x_t (n x m, rows t_pitch codes apart), amax and
   // unscale into *scaling: forward, ReLU(C + bias), the next layer's input; backward data (active
   // set), C where active's code is > 0, the layer below's gradient.

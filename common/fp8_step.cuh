@@ -119,9 +119,10 @@ inline std::string fp8_steps_refusal(const LayerSizes& sizes, int batch) {
 
 // X_0 from the step's images (order null: the first rows of the training set), and the labels.
 // A block a row, a thread a pixel pair.
-static __global__ void gather_inputs_kernel(const __half* images, const uint8_t* labels, const int* order,
-                                     const int* step, int batch, uint8_t* x, uint8_t* x_t,
-                                     ScalingState* scaling, uint8_t* batch_labels) {
+static __global__ void gather_inputs_kernel(const __half* images, const uint8_t* labels,
+                                            const int* order, const int* step, int batch,
+                                            uint8_t* x, uint8_t* x_t, ScalingState* scaling,
+                                            uint8_t* batch_labels) {
   const int r = blockIdx.x;
   const size_t source = order ? size_t(order[*step * batch + r]) : size_t(r);
   const __half2* image = reinterpret_cast<const __half2*>(images + source * kPixels);
@@ -140,9 +141,9 @@ static __global__ void gather_inputs_kernel(const __half* images, const uint8_t*
 
 // The last hidden layer's gradient: dZ = (dZ_out . W_out) where its fp16 output is > 0, zero in
 // rows [rows, batch). A thread a column pair of one row.
-static __global__ void output_backward_kernel(const __half* grad, const __half* w, const __half* output,
-                                       int rows, int batch, int width, uint8_t* dz, uint8_t* dz_t,
-                                       ScalingState* scaling) {
+static __global__ void output_backward_kernel(const __half* grad, const __half* w,
+                                              const __half* output, int rows, int batch, int width,
+                                              uint8_t* dz, uint8_t* dz_t, ScalingState* scaling) {
   const int r = blockIdx.y, j = 2 * (blockIdx.x * blockDim.x + threadIdx.x);
   float g0 = 0.0f, g1 = 0.0f;
   if (r < rows && j < width) {
@@ -166,8 +167,8 @@ static __global__ void output_backward_kernel(const __half* grad, const __half* 
 // bias -= learning_rate * (column sums of dZ), dZ read from its transposed copy at its scale: a
 // warp a column, whose batch codes are one row of dZ^T, read by the lanes side by side.
 static __global__ void fp8_bias_sgd_kernel(const uint8_t* dz_t, int batch, int width,
-                                    const ScalingState* scaling, float* bias,
-                                    float learning_rate) {
+                                           const ScalingState* scaling, float* bias,
+                                           float learning_rate) {
   const int j = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
   if (j >= width) return;
   const uint16_t* row = reinterpret_cast<const uint16_t*>(dz_t + size_t(j) * batch);
@@ -182,7 +183,7 @@ static __global__ void fp8_bias_sgd_kernel(const uint8_t* dz_t, int batch, int w
 
 // The initial fp8 copies of a layer's weights, and their amax. A thread a pair.
 static __global__ void quantise_weights_kernel(const float* master, int out, int in, uint8_t* w,
-                                        uint8_t* w_t, ScalingState* scaling) {
+                                               uint8_t* w_t, ScalingState* scaling) {
   const size_t i = 2 * (size_t(blockIdx.x) * blockDim.x + threadIdx.x);
   const bool inside = i < size_t(out) * in;
   const float w0 = inside ? master[i] : 0.0f, w1 = inside ? master[i + 1] : 0.0f;
@@ -198,19 +199,20 @@ static __global__ void quantise_weights_kernel(const float* master, int out, int
 
 #else
 
-static __global__ void gather_inputs_kernel(const __half*, const uint8_t*, const int*, const int*, int,
-                                     uint8_t*, uint8_t*, ScalingState*, uint8_t*) {
+static __global__ void gather_inputs_kernel(const __half*, const uint8_t*, const int*, const int*,
+                                            int, uint8_t*, uint8_t*, ScalingState*, uint8_t*) {
   __trap();
 }
-static __global__ void output_backward_kernel(const __half*, const __half*, const __half*, int, int, int,
-                                       uint8_t*, uint8_t*, ScalingState*) {
+static __global__ void output_backward_kernel(const __half*, const __half*, const __half*, int, int,
+                                              int, uint8_t*, uint8_t*, ScalingState*) {
   __trap();
 }
-static __global__ void fp8_bias_sgd_kernel(const uint8_t*, int, int, const ScalingState*, float*, float) {
+static __global__ void fp8_bias_sgd_kernel(const uint8_t*, int, int, const ScalingState*, float*,
+                                           float) {
   __trap();
 }
 static __global__ void quantise_weights_kernel(const float*, int, int, uint8_t*, uint8_t*,
-                                        ScalingState*) {
+                                               ScalingState*) {
   __trap();
 }
 
@@ -230,7 +232,12 @@ void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows, float l
   CUDA_CHECK(cudaGetLastError());
   for (int l = 0; l < hidden; ++l) {
     const LayerBuffers& y = b.layers[l];
-    const Fp8Problem p{rows, y.out, y.in, m.layers[l].x, m.layers[l].w, &m.input(l)->unscale,
+    const Fp8Problem p{rows,
+                       y.out,
+                       y.in,
+                       m.layers[l].x,
+                       m.layers[l].w,
+                       &m.input(l)->unscale,
                        &m.weights(l)->unscale};
     Fp8Epilogue next;
     next.bias = y.bias;
@@ -267,8 +274,8 @@ void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows, float l
                                                         rows, batch, top.in, last.dz, last.dz_t,
                                                         m.gradient(hidden - 1));
   CUDA_CHECK(cudaGetLastError());
-  GemmProblem top_dw{top.out, top.in, rows, top.grad, kBackwardWeight.a, top_input,
-                     kBackwardWeight.b};
+  GemmProblem top_dw{top.out,   top.in,           rows, top.grad, kBackwardWeight.a,
+                     top_input, kBackwardWeight.b};
   top_dw.epilogue.kind = EpilogueKind::kSgd;
   top_dw.epilogue.master = top.weights;
   top_dw.epilogue.out = top.weight_operand;
@@ -281,8 +288,8 @@ void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows, float l
     const LayerBuffers& y = b.layers[l];
     const Fp8Layer& f = m.layers[l];
     if (l > 0) {  // reads W_l^T before the update below rewrites it
-      const Fp8Problem dx{batch, y.in, y.out, f.dz, f.w_t, &m.gradient(l)->unscale,
-                          &m.weights(l)->unscale};
+      const Fp8Problem dx{
+          batch, y.in, y.out, f.dz, f.w_t, &m.gradient(l)->unscale, &m.weights(l)->unscale};
       Fp8Epilogue below;
       below.kind = Fp8EpilogueKind::kQuantise;
       below.active = f.x;
@@ -292,8 +299,8 @@ void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows, float l
       below.scaling = m.gradient(l - 1);
       kLaunch(dx, below, stream);
     }
-    const Fp8Problem dw{y.out, y.in, batch, f.dz_t, f.x_t, &m.gradient(l)->unscale,
-                        &m.input(l)->unscale};
+    const Fp8Problem dw{
+        y.out, y.in, batch, f.dz_t, f.x_t, &m.gradient(l)->unscale, &m.input(l)->unscale};
     Fp8Epilogue update;
     update.kind = Fp8EpilogueKind::kUpdate;
     update.master = y.weights;
@@ -322,8 +329,8 @@ template <Fp8Launch kLaunch>
 void fp8_train_steps(const StepBuffers& b, int steps, float learning_rate, cudaStream_t stream) {
   const Fp8Model m = fp8_model_of(b);
   for (int s = b.next_step; s < b.next_step + steps; ++s) {
-    enqueue_fp8_step<kLaunch>(b, m, std::min(b.batch, b.train_count - s * b.batch),
-                              learning_rate, false, stream);
+    enqueue_fp8_step<kLaunch>(b, m, std::min(b.batch, b.train_count - s * b.batch), learning_rate,
+                              false, stream);
   }
 }
 
@@ -362,8 +369,13 @@ inline void fp8_before_evaluation(const StepBuffers& b, cudaStream_t stream) {
 // A chapter's kStepTraining: this step on its launch_fp8_gemm, for the models `refusal` takes.
 template <Fp8Launch kLaunch, std::string (*kRefusal)(const LayerSizes&, int)>
 constexpr StepTraining fp8_step_training() {
-  return {kRefusal,           fp8_train_steps<kLaunch>, 0, fp8_model_bytes, fp8_prepare<kLaunch>,
-          fp8_before_evaluation, true};
+  return {kRefusal,
+          fp8_train_steps<kLaunch>,
+          0,
+          fp8_model_bytes,
+          fp8_prepare<kLaunch>,
+          fp8_before_evaluation,
+          true};
 }
 
 }  // namespace mnist

@@ -18,7 +18,7 @@ from pathlib import Path
 # with -Drace_stress=true, TOOL:PROGRAM for the runs that go through compute-sanitizer's TOOL or
 # through check_fences.py, check_tma_stores.py or check_wgmma_waits.py, program:train_CHAPTER for the trainer run by its chapter's end-to-end test, else PROGRAM; a
 # chapter's trainer, train_CHAPTER, counts as a program.
-CHAPTER_PROGRAM = re.compile(r"(test_gemm|test_training|train)_(\d\d_[a-z0-9_]+)")
+CHAPTER_PROGRAM = re.compile(r"(test_gemm|test_training|test_training_fp8|train)_(\d\d_[a-z0-9_]+)")
 TOOLS = {"whole", "stress", "fences", "tma_stores", "wgmma_waits", "program", "memcheck", "racecheck", "initcheck",
          "synccheck"}
 

@@ -1,7 +1,7 @@
-// The FP8 GEMM (chapters/20_fp8/fp8_gemm.cuh) against float64: random inputs of several binades,
-// quantised to e4m3 with a per-tensor power-of-two scale as the trainer would, multiplied on the
-// GPU, compared with the float64 product of the very values the codes stand for. Shapes: M = 1,
-// primes, N = 10, K = 784, tails of every tile; both kernels, the one that promotes its sums and
+// The FP8 GEMM (chapters/20_fp8_gemm_gemm/fp8_gemm.cuh) against float64: random inputs of several
+// binades, quantised to e4m3 with a per-tensor power-of-two scale as the trainer would, multiplied
+// on the GPU, compared with the float64 product of the very values the codes stand for. Shapes: M =
+// 1, primes, N = 10, K = 784, tails of every tile; both kernels, the one that promotes its sums and
 // the one that accumulates in the tensor cores. Every element of C is poisoned (NaN) first.
 //   test_gemm_fp8 [sweep]   sweep: the error as K grows, with and without promotion: the largest
 //                           against sum |ab| and against the bound, and ||C - ref|| / ||ref||
@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "20_fp8/fp8_gemm.cuh"
-#include "20_fp8/fp8_swap_ab.cuh"
+#include "20_fp8_gemm/fp8_gemm.cuh"
+#include "21_fp8_swap_ab/fp8_swap_ab.cuh"
 #include "check.hpp"
 #include "cuda_check.cuh"
 #include "fp8.hpp"
@@ -73,9 +73,9 @@ std::vector<float> multiply(int m, int n, int k, const std::vector<uint8_t>& a,
   Fp8Epilogue store;
   store.c = d_c;
   if constexpr (kSwapAb) {
-    fp8::launch_fp8_swap_ab(problem, store, nullptr);
+    fp8_swap_ab::launch_fp8_swap_ab(problem, store, nullptr);
   } else {
-    fp8::launch_fp8_cluster_gemm<kPromote>(problem, store, nullptr);
+    fp8_gemm::launch_fp8_cluster_gemm<kPromote>(problem, store, nullptr);
   }
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> c(size_t(m) * n);
@@ -92,7 +92,8 @@ std::vector<float> multiply(int m, int n, int k, const std::vector<uint8_t>& a,
 // Returns the largest j whose small term survives, with every smaller j surviving too.
 template <bool kPromote>
 int kept_bits() {
-  constexpr int kFirst = 9, kLast = kFloatMantissaBits, n = kLast - kFirst + 1, k = fp8::kFp8TileK;
+  constexpr int kFirst = 9, kLast = kFloatMantissaBits, n = kLast - kFirst + 1,
+                k = fp8_gemm::kFp8TileK;
   std::vector<uint8_t> a(k, 0), b(size_t(n) * k, 0);
   a[0] = encode_fp8<E4m3>(16.0f);
   a[1] = encode_fp8<E4m3>(kE4m3MinSubnormal);
@@ -121,7 +122,7 @@ struct Error {
 
 template <bool kPromote, bool kSwapAb = false>
 Error run(int m, int n, int k, int bits, uint64_t seed) {
-  constexpr int kTerms = fp8::kFp8WgmmaK + 1;
+  constexpr int kTerms = fp8_gemm::kFp8WgmmaK + 1;
   SplitMix64 rng(seed);
   const Quantised a = quantise(m, k, rng), b = quantise(n, k, rng);
   const std::vector<float> c =
@@ -133,11 +134,11 @@ Error run(int m, int n, int k, int bits, uint64_t seed) {
       const double* x = &a.values[size_t(i) * k];
       const double* y = &b.values[size_t(j) * k];
       double total = 0, sum = 0, terms = 0, bound = 0;
-      for (int t0 = 0; t0 < k; t0 += fp8::kFp8TileK) {
+      for (int t0 = 0; t0 < k; t0 += fp8_gemm::kFp8TileK) {
         if (kPromote) sum = 0;
-        for (int s0 = t0; s0 < std::min(k, t0 + fp8::kFp8TileK); s0 += fp8::kFp8WgmmaK) {
+        for (int s0 = t0; s0 < std::min(k, t0 + fp8_gemm::kFp8TileK); s0 += fp8_gemm::kFp8WgmmaK) {
           double largest = std::fabs(sum), step = 0;
-          for (int q = s0; q < std::min(k, s0 + fp8::kFp8WgmmaK); ++q) {
+          for (int q = s0; q < std::min(k, s0 + fp8_gemm::kFp8WgmmaK); ++q) {
             const double product = x[q] * y[q] / scale;  // the unscaled e4m3 product
             largest = std::fmax(largest, std::fabs(product));
             step += product;
@@ -151,7 +152,7 @@ Error run(int m, int n, int k, int bits, uint64_t seed) {
       if (!kPromote) total = sum;
       // fp32: the promotion adds (one per K tile) and the scaling, each within 2^-24 of the
       // running magnitude.
-      bound = scale * (bound + std::ldexp(terms, -24) * (k / fp8::kFp8TileK + 2));
+      bound = scale * (bound + std::ldexp(terms, -24) * (k / fp8_gemm::kFp8TileK + 2));
       const double got = c[size_t(i) * n + j], error = std::fabs(got - scale * total);
       if (!std::isfinite(got)) {
         ++e.not_finite;
@@ -180,9 +181,9 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
   const int t_pitch = (m + 15) / 16 * 16 + 16;
   const auto launch = [&](const Fp8Problem& problem, const Fp8Epilogue& epilogue) {
     if (kSwapAb) {
-      fp8::launch_fp8_swap_ab(problem, epilogue, nullptr);
+      fp8_swap_ab::launch_fp8_swap_ab(problem, epilogue, nullptr);
     } else {
-      fp8::launch_fp8_cluster_gemm<true>(problem, epilogue, nullptr);
+      fp8_gemm::launch_fp8_cluster_gemm<true>(problem, epilogue, nullptr);
     }
   };
   std::vector<float> bias(n);
@@ -245,11 +246,11 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
   }
   float amax = 0.0f;
   std::memcpy(&amax, &state.amax_bits, sizeof amax);
-  const std::string what =
-      std::string(kSwapAb ? "swap AB, " : "clusters, ") + (backward ? "backward data " : "forward ") +
-      std::to_string(m) + " x " +
-      std::to_string(n) + " x " + std::to_string(k) + ": " + std::to_string(wrong) +
-      " codes differ, amax " + std::to_string(amax) + " of " + std::to_string(largest);
+  const std::string what = std::string(kSwapAb ? "swap AB, " : "clusters, ") +
+                           (backward ? "backward data " : "forward ") + std::to_string(m) + " x " +
+                           std::to_string(n) + " x " + std::to_string(k) + ": " +
+                           std::to_string(wrong) + " codes differ, amax " + std::to_string(amax) +
+                           " of " + std::to_string(largest);
   std::printf("quantised output %s\n", what.c_str());
   CHECK_MSG(wrong == 0 && amax == largest, what);
   CHECK_MSG(state.unscale == 1.0f / state.scale, "the copy's factor, 1 / its scale, is noted");
@@ -325,7 +326,8 @@ void check_weight_update(int m, int n, int k, uint64_t seed) {
   update.x_t = d_w_t;
   update.t_pitch = m;
   update.scaling = d_state;
-  fp8::launch_fp8_cluster_gemm<true>({m, n, k, d_a, d_b, d_scales, d_scales + 1}, update, nullptr);
+  fp8_gemm::launch_fp8_cluster_gemm<true>({m, n, k, d_a, d_b, d_scales, d_scales + 1}, update,
+                                          nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<uint8_t> w(master.size()), w_t(master.size());
   CUDA_CHECK(

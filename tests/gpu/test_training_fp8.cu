@@ -1,6 +1,7 @@
-// Chapter 20's FP8 training step against the CPU reference that quantises as it does
-// (Arithmetic::kMirrorFp8: the same tensors in e4m3 at the same delayed scales, sums in float64),
-// from the same warm-up step at learning rate 0 on the first batch of the training set:
+// An FP8 chapter's training step (common/fp8_step.cuh on the chapter's kernels) against the CPU
+// reference that quantises as it does (Arithmetic::kMirrorFp8: the same tensors in e4m3 at the
+// same delayed scales, sums in float64), from the same warm-up step at learning rate 0 on the
+// first batch of the training set:
 //  - the loss curve follows the reference within kEarlyTolerance over the first kEarlySteps steps
 //    and within kLossTolerance after, and the same reference without FP8 (kMirrorGpu, fp16
 //    operands) must NOT agree within kEarlyTolerance: the control that shows the quantisation is
@@ -8,7 +9,7 @@
 //  - a short last step (rows past its end zero in every gradient) leaves the reference's
 //    parameters;
 //  - evaluation (fp16 weights from the masters) equals the reference's on the trained parameters.
-// SKIPs without a GPU that runs chapter 20.
+// SKIPs without a GPU that runs the chapter.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -78,8 +79,8 @@ void test_loss_curve(const Dataset& data) {
   const ModelParams init = init_params(kSizes, kSeed);
   const std::vector<int> order = epoch_order(data.train.count, kSeed, 0);
   CHECK_MSG(step_launch_for(kSizes, kBatch) == StepLaunch::kPersistent,
-            "chapter 20 trains " + format_layer_sizes(kSizes) + " with its FP8 step (" +
-                chapter_steps_refusal(kSizes, kBatch) + ")");
+            std::string("chapter ") + chapter_name() + " trains " + format_layer_sizes(kSizes) +
+                " with its FP8 step (" + chapter_steps_refusal(kSizes, kBatch) + ")");
   Trainer trainer(init, data, kBatch, StepLaunch::kPersistent);
   trainer.set_order(order);
   trainer.train(kSteps, kLearningRate);
@@ -172,7 +173,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s DATA_DIR [curves | memory]\n", argv[0]);
     return 2;
   }
-  const char* const name = "training_fp8";
+  const std::string test_name = std::string("training_fp8 ") + chapter_name();
+  const char* const name = test_name.c_str();
   if (!gpu_available()) return testing::skip(name, "no CUDA device");
   try {
     if (!chapter_unsupported_here().empty()) {

@@ -13,12 +13,14 @@
 #include <stdexcept>
 
 #include "12_swap_ab/swap_ab.cuh"
-#include "20_fp8/fp8_gemm.cuh"
+#include "20_fp8_gemm/fp8_gemm.cuh"
 #include "fp8_interface.cuh"
 #include "fp8_quantise.cuh"
 #include "fp8_scaling.cuh"
 
-namespace mnist::fp8 {
+namespace mnist::fp8_swap_ab {
+
+using namespace fp8_gemm;
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -105,8 +107,8 @@ __device__ __forceinline__ void quantise_transposed(const GemmProblem& p, float 
 }
 
 // A consumer warpgroup of a swap-AB block: chapter 12's consume, each K tile's sum promoted; its
-// tiles through chapter 12's epilogue kKind (fp32 C, or fp16 ReLU(C + bias) by kBiasRelu), or, kQuantise,
-// through quantise_transposed.
+// tiles through chapter 12's epilogue kKind (fp32 C, or fp16 ReLU(C + bias) by kBiasRelu), or,
+// kQuantise, through quantise_transposed.
 template <class Block, EpilogueKind kKind, bool kQuantise, class Schedule>
 __device__ __forceinline__ void consume_swap_ab(int consumer, const GemmProblem& p,
                                                 const Schedule& schedule, float scale,
@@ -202,8 +204,8 @@ __global__ void __launch_bounds__(swap_ab::Block<Op::N, Op::T, kTileRows, kBatch
     if (threadIdx.x == 0) swap_ab::produce<B>(map_a, map_b, schedule, ring, full, empty);
   } else {
     if constexpr (B::kConsumers > 1) setmaxnreg_inc<kConsumerRegisters>();
-    consume_swap_ab<B, kKind, kQuantise>(warpgroup - 1, p, schedule, *scale_a * *scale_b, out, ring, full,
-                                  empty);
+    consume_swap_ab<B, kKind, kQuantise>(warpgroup - 1, p, schedule, *scale_a * *scale_b, out, ring,
+                                         full, empty);
   }
 #else
   __trap();  // built without sm_90a: see wgmma.cuh
@@ -257,4 +259,4 @@ inline void launch_fp8_swap_ab(const Fp8Problem& fp8, const Fp8Epilogue& epilogu
   });
 }
 
-}  // namespace mnist::fp8
+}  // namespace mnist::fp8_swap_ab

@@ -21,7 +21,8 @@
 //     c1            | wait  | mma   | add   | mma   |
 //   each issues a half only after the other has issued its own
 // 64 part + 128 total registers fit where two 128-register sets would not.
-// A weight gradient's product can update the weights instead of storing C (Fp8EpilogueKind::kUpdate).
+// A weight gradient's product can update the weights instead of storing C
+// (Fp8EpilogueKind::kUpdate).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -32,35 +33,24 @@
 #include <type_traits>
 
 #include "11_clusters/gemm.cuh"
+#include "12_swap_ab/swap_ab.cuh"  // MNIST_D16: a wgmma's accumulator operands
 #include "fp8_interface.cuh"
 #include "fp8_quantise.cuh"
 #include "fp8_scaling.cuh"
 
-namespace mnist::fp8 {
+namespace mnist::fp8_gemm {
 
+// Chapter 11's names (clusters::) where chapter 10's kernel, reached through chapter 11's own
+// using-directives, has the same ones.
 using namespace clusters;
-// Chapter 11's names where chapter 10's kernel has the same ones (reached through chapter 11's own
-// using-directives once both are included): the declarations pick chapter 11's.
-using clusters::kConsumers;
-using clusters::kConsumerWarps;
-using clusters::kSmemBytes;
-using clusters::kStages;
-using clusters::kStagingBytes;
-using clusters::kStoreBoxBytes;
-using clusters::kStoreBuffers;
-using clusters::kThreads;
-using clusters::RingFor;
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-using clusters::produce;
-using clusters::store_accumulators;
-#endif
 
 constexpr int kFp8TileK = kTileK * int(sizeof(__half));  // 128 e4m3 per K tile
 constexpr int kFp8WgmmaN = kWgmmaN / 2;                  // a half of the consumer's 256 columns
 constexpr int kFp8WgmmaK = 32;  // e4m3 per wgmma: 32 bytes of K, chapter 08's k16 step
 constexpr int kPartAccumulators = kWgmmaM * kFp8WgmmaN / kWarpgroupThreads;  // 64 per thread
-using Ring = RingFor<Op::N, Op::T>;  // both operands K-major
-using HalfTile = HalfB<Ring>;        // 128 rows of the B tile: one half's operand
+using Ring = clusters::RingFor<Op::N, Op::T>;                               // both operands K-major
+constexpr int kConsumerThreads = clusters::kConsumers * kWarpgroupThreads;  // the turns' barriers
+using HalfTile = HalfB<Ring>;  // 128 rows of the B tile: one half's operand
 static_assert(kFp8WgmmaK == int(k_step_bytes<Ring::A>()), "an e4m3 step is a k16 step's bytes");
 
 // The e4m3 operands as 16-bit elements (k / 2 per row) for chapter 11's maps and producer; C, where
@@ -95,16 +85,7 @@ __device__ __forceinline__ void wgmma_m64n128k32_e4m3(float* d, uint64_t a, uint
       "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
       "}, %64, %65, accumulate, 1, 1;\n"
       "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-        "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-        "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-        "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-        "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
-        "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-        "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
-        "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
-        "+f"(d[63])
+      : MNIST_D16(0), MNIST_D16(16), MNIST_D16(32), MNIST_D16(48)
       : "l"(a), "l"(b), "r"(int(accumulate)));
 }
 
@@ -127,16 +108,16 @@ __device__ __forceinline__ void multiply_half(float* d, uint32_t a, uint32_t b, 
 // measured 77-82% of cuBLASLt instead of 85-91%: docs/results/alternatives/fp8_gemm/.)
 __device__ __forceinline__ void announce_issue(int consumer) {
   if (consumer == 0) {
-    asm volatile("bar.arrive 3, %0;\n" ::"n"(kConsumers * kWarpgroupThreads) : "memory");
+    asm volatile("bar.arrive 3, %0;\n" ::"n"(kConsumerThreads) : "memory");
   } else {
-    asm volatile("bar.arrive 4, %0;\n" ::"n"(kConsumers * kWarpgroupThreads) : "memory");
+    asm volatile("bar.arrive 4, %0;\n" ::"n"(kConsumerThreads) : "memory");
   }
 }
 __device__ __forceinline__ void await_issue(int other) {
   if (other == 0) {
-    asm volatile("bar.sync 3, %0;\n" ::"n"(kConsumers * kWarpgroupThreads) : "memory");
+    asm volatile("bar.sync 3, %0;\n" ::"n"(kConsumerThreads) : "memory");
   } else {
-    asm volatile("bar.sync 4, %0;\n" ::"n"(kConsumers * kWarpgroupThreads) : "memory");
+    asm volatile("bar.sync 4, %0;\n" ::"n"(kConsumerThreads) : "memory");
   }
 }
 
@@ -292,7 +273,7 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
         }
       }
       previous = stage;
-      if (++stage == kStages) stage = 0, phase ^= 1;
+      if (++stage == clusters::kStages) stage = 0, phase ^= 1;
     }
     if constexpr (!kPromote) {
       wgmma_wait<0>();
@@ -307,7 +288,8 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
       finish_accumulators<EpilogueKind::kBiasRelu>(p, total, row0 + consumer * kWgmmaM, col0,
                                                    columns_paired<EpilogueKind::kBiasRelu>(p));
     } else if (store_by_tma) {
-      store_accumulators(map_c, total, consumer, staging, row0 + consumer * kWgmmaM, col0);
+      clusters::store_accumulators(map_c, total, consumer, staging, row0 + consumer * kWgmmaM,
+                                   col0);
     } else {
       finish_accumulators<EpilogueKind::kStore>(p, total, row0 + consumer * kWgmmaM, col0, paired);
     }
@@ -322,7 +304,7 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
 
 // Chapter 11's kernel with the FP8 consumer; p is the problem as_halves.
 template <bool kPromote, Fp8EpilogueKind kKind>
-__global__ void __launch_bounds__(kThreads, 1)
+__global__ void __launch_bounds__(clusters::kThreads, 1)
     fp8_gemm_kernel(const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b,
                     const __grid_constant__ CUtensorMap map_c, bool store_by_tma,
@@ -331,13 +313,13 @@ __global__ void __launch_bounds__(kThreads, 1)
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(16) uint8_t smem[];
   const uint32_t ring = ring_start(smem);
-  const uint32_t staging = ring + kStages * Ring::kStageBytes;
-  const uint32_t full = staging + kStagingBytes;
-  const uint32_t empty = full + kStages * sizeof(uint64_t);
+  const uint32_t staging = ring + clusters::kStages * Ring::kStageBytes;
+  const uint32_t full = staging + clusters::kStagingBytes;
+  const uint32_t empty = full + clusters::kStages * sizeof(uint64_t);
   if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
+    for (int s = 0; s < clusters::kStages; ++s) {
       mbarrier_init(full + s * sizeof(uint64_t), 1);
-      mbarrier_init(empty + s * sizeof(uint64_t), kClusterBlocks * kConsumerWarps);
+      mbarrier_init(empty + s * sizeof(uint64_t), kClusterBlocks * clusters::kConsumerWarps);
     }
     fence_barrier_init();
     fence_proxy_async();
@@ -346,12 +328,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int warpgroup = threadIdx.x / kWarpgroupThreads;
   if (warpgroup == 0) {
     setmaxnreg_dec<kProducerRegisters>();
-    if (threadIdx.x == 0) produce<Ring>(map_a, map_b, p, ring, full, empty);
+    if (threadIdx.x == 0) clusters::produce<Ring>(map_a, map_b, p, ring, full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegisters>();
-    consume<kPromote, kKind>(warpgroup - 1, p, *scale_a * *scale_b, epilogue, ring, full, empty,
-                               map_c, store_by_tma,
-                               staging + (warpgroup - 1) * kStoreBuffers * kStoreBoxBytes);
+    consume<kPromote, kKind>(
+        warpgroup - 1, p, *scale_a * *scale_b, epilogue, ring, full, empty, map_c, store_by_tma,
+        staging + (warpgroup - 1) * clusters::kStoreBuffers * clusters::kStoreBoxBytes);
   }
 #else
   __trap();  // built without sm_90a: see wgmma.cuh
@@ -374,7 +356,8 @@ void launch_fp8_cluster_gemm(const Fp8Problem& fp8, const Fp8Epilogue& epilogue,
   const CUtensorMap map_c = store_by_tma ? store_map(p) : CUtensorMap{};
   const auto launch = [&](auto kernel, int resident) {
     const int blocks = kClusterBlocks * std::min(pair_count(p), resident);
-    const ClusterLaunch cluster_launch(kClusterBlocks, blocks, kThreads, kSmemBytes<Ring>, stream);
+    const ClusterLaunch cluster_launch(kClusterBlocks, blocks, clusters::kThreads,
+                                       clusters::kSmemBytes<Ring>, stream);
     CUDA_CHECK(cudaLaunchKernelEx(&cluster_launch.config, kernel, maps.a, maps.b, map_c,
                                   store_by_tma, p, fp8.scale_a, fp8.scale_b, epilogue));
   };
@@ -383,7 +366,7 @@ void launch_fp8_cluster_gemm(const Fp8Problem& fp8, const Fp8Epilogue& epilogue,
     constexpr Fp8EpilogueKind kKind = decltype(kind)::value;
     if constexpr (kPromote || kKind == Fp8EpilogueKind::kStore) {
       static const int resident =
-          resident_clusters(fp8_gemm_kernel<kPromote, kKind>, kSmemBytes<Ring>);
+          resident_clusters(fp8_gemm_kernel<kPromote, kKind>, clusters::kSmemBytes<Ring>);
       launch(fp8_gemm_kernel<kPromote, kKind>, resident);
     }
   };
@@ -400,4 +383,4 @@ void launch_fp8_cluster_gemm(const Fp8Problem& fp8, const Fp8Epilogue& epilogue,
   }
 }
 
-}  // namespace mnist::fp8
+}  // namespace mnist::fp8_gemm
