@@ -111,7 +111,7 @@ plots() {
     concept_05_split_k concept_06_epilogue concept_07_tma concept_08_wgmma concept_09_roles
     concept_10_tile_scheduler concept_11_clusters concept_12_swap_ab_split_k concept_14_weight_update
     concept_15_small_tile concept_16_persistent_step concept_17_step_tile concept_18_cluster_model
-    concept_19_on_chip)
+    concept_19_on_chip concept_20_fp8_gemm)
   output=$("$python" "$root/tools/draw_concepts.py" "$scratch/concepts" 2>&1) ||
     fail "draw_concepts.py: $output"
   output=$("$python" "$root/tools/draw_concepts.py" "$scratch/concepts_again" 2>&1) ||

@@ -1429,6 +1429,51 @@ def concept_19(k, figures):
     cv.save(figures, "concept_19_on_chip.png")
 
 
+def concept_20(k, figures):
+    """Chapter 20: e4m3 and e5m2, a tensor's scale and its amax's path, the promoted consumer."""
+    cv = Canvas(1400, 860, "Chapter 20: 8-bit operands, a scale per tensor, sums promoted to fp32")
+    cv.head(40, 70, "The two formats", "1 sign bit, then exponent and mantissa bits; a code is "
+            "the value of x * s, s a power of two per tensor")
+    colors = {"s": OKABE_ITO["grey"], "e": OKABE_ITO["blue"], "m": OKABE_ITO["orange"]}
+    for row, (name, bits, facts) in enumerate([
+            ("e4m3", "seeeemmm", "bias 7, largest 448, smallest 2^-9; no infinity, one NaN a sign"),
+            ("e5m2", "seeeeemm", "bias 15, largest 57344, smallest 2^-16; infinities, NaNs")]):
+        y = 130 + row * 54
+        cv.bold(40, y + 17, name, 13)
+        for i, bit in enumerate(bits):
+            cv.box(110 + i * 34, y, 34, 34, colors[bit], 0.35, text=bit, size=12)
+        cv.text(400, y + 17, facts)
+    cv.legend(110, 250, [(colors["s"], 0.35, "sign"), (colors["e"], 0.35, "exponent"),
+                         (colors["m"], 0.35, "mantissa")], spacing=18)
+    cv.head(40, 310, "A tensor's scale and its amax", "each kernel that writes a tensor's fp8 "
+            "copy raises its amax; once a step, the amax joins a history of the last 16")
+    cv.flow(40, 360, 100, [
+        ("epilogue", "codes of x * s\n+ |x|'s warp maximum", MMA_COLOR, 0.25, 230),
+        ("amax slot", "one atomicMax\na warp", COPY_COLOR, 0.3, 190),
+        ("history", "the last 16 amaxes\n(advance_scaling)", OKABE_ITO["yellow"], 0.35, 220),
+        ("next scale", "largest power of two\nwith amax * s <= 448", OKABE_ITO["green"], 0.3, 240)],
+        gap=50)
+    cv.text(40, 490, "The next step's epilogues quantise at the new scale; a product multiplies "
+            "its sum by the 1 / s each operand's copy was made at.")
+    cv.head(40, 560, "The consumer: a K tile in two halves, each promoted, the two consumers in "
+            "turns", "4 wgmma m64n128k32 e4m3 into a 64-register part, wait, add it to the fp32 "
+            "total; each issues a half only after the other has issued its own")
+    names = ["tensor cores", "consumer 0", "consumer 1"]
+    tl = Timeline(cv, 190, 620, 92, 34, names)
+    for i in range(8):  # schematic: a half's wgmmas, then its adds while the other's half runs
+        c = i % 2
+        tl.bar(0, i, i + 1, MMA_COLOR, 0.45 if c == 0 else 0.25, text=f"c{c} h{i // 2 % 2}",
+               size=10)
+        tl.bar(1 + c, i, i + 1, MMA_COLOR, 0.45 if c == 0 else 0.25)
+        tl.bar(1 + c, i + 1, i + 1.6, OKABE_ITO["green"], 0.35)
+    cv.legend(190, 756, [(MMA_COLOR, 0.45, "consumer 0's half"), (MMA_COLOR, 0.25,
+                          "consumer 1's half"), (OKABE_ITO["green"], 0.35,
+                          "64 adds into the fp32 total")], spacing=18)
+    cv.text(190, 800, "Schematic: the lengths are drawn, not measured. The measured error as K "
+            "grows: fp8_error_vs_k.png.")
+    cv.save(figures, "concept_20_fp8_gemm.png")
+
+
 def main():
     figures = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "docs", "figures")
     os.makedirs(figures, exist_ok=True)

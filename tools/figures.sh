@@ -14,7 +14,8 @@
 #                             (chapter 16, docs/results/alternatives/persistent_step/,
 #                             comparison_14_19/ and training/small_tile/),
 #                             concept_17_step_tile.png (chapter 17's tile.cuh),
-#                             concept_18_cluster_model.png and concept_19_on_chip.png
+#                             concept_18_cluster_model.png, concept_19_on_chip.png and
+#                             concept_20_fp8_gemm.png
 # Usage: tools/figures.sh [FIGURES_DIR]    (default: docs/figures)
 # Python: the first of /usr/bin/python3 (Debian's, where python3-seaborn installs) and python3
 # that imports seaborn, pandas, matplotlib and numpy.
