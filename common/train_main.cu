@@ -57,9 +57,11 @@ int run(int argc, char** argv) {
   const int kernels = trainer.kernels_per_step();
   const double bandwidth = copy_bandwidth_gb_per_s();
   const double floor_ms = trainer.step_bytes_floor() / (bandwidth * 1e9) * 1e3;
-  const char* how = launch == StepLaunch::kPersistent ? "all the epoch's steps in one launch"
-                    : launch == StepLaunch::kGraph    ? "replayed as one CUDA graph"
-                                                      : "each launched from the host";
+  const bool fp8 = launch == StepLaunch::kPersistent && chapter_steps_use_fp8();
+  const char* how = fp8 ? "the hidden layers' products in e4m3, each kernel launched from the host"
+                    : launch == StepLaunch::kPersistent ? "all the epoch's steps in one launch"
+                    : launch == StepLaunch::kGraph      ? "replayed as one CUDA graph"
+                                                        : "each launched from the host";
   std::printf(
       "step: %d kernels, %s; DRAM floor %.4f ms (%.1f MB of weight traffic at %.0f GB/s copy "
       "bandwidth)\n",

@@ -288,11 +288,16 @@ int Trainer::kernels_per_step() {
 }
 
 double Trainer::step_bytes_floor() const {
+  // The FP8 step (chapter 20 on) reads and writes its hidden layers' weights as e4m3 copies, one
+  // as stored and one transposed (none for layer 0, which has no backward-data product).
+  const bool fp8 = launch_ == StepLaunch::kPersistent && chapter_steps_use_fp8();
   double bytes = 0;
   for (size_t l = 0; l < step_.layers.size(); ++l) {
     const double params = static_cast<double>(step_.layers[l].in) * step_.layers[l].out;
-    const double fp16_reads = l == 0 ? 1 : 2;
-    bytes += params * (fp16_reads * sizeof(__half) + 2 * sizeof(float) + sizeof(__half));
+    const double copies = l == 0 ? 1 : 2;  // read by the forward (and backward-data) products
+    const double copy_bytes = fp8 && l + 1 < step_.layers.size() ? 1 : sizeof(__half);
+    const double written = fp8 && l + 1 < step_.layers.size() ? copies : 1;
+    bytes += params * (copies * copy_bytes + 2 * sizeof(float) + written * copy_bytes);
   }
   return bytes;
 }

@@ -69,8 +69,9 @@ class Trainer {
   int kernels_per_step();
   // Bytes a step must move between DRAM and the SMs at the least: each layer's fp16 weights read
   // by the forward and (above the first layer) the backward-data product, and the SGD update's
-  // read and write of the fp32 weights and write of the fp16 copy. Activations are left out: at
-  // the sizes where this floor matters they are a small fraction, and they can stay in L2.
+  // read and write of the fp32 weights and write of the fp16 copy (an FP8 step: the hidden layers'
+  // e4m3 copies instead, as read and written). Activations are left out: at the sizes where this
+  // floor matters they are a small fraction, and they can stay in L2.
   double step_bytes_floor() const;
 
   cudaStream_t stream() const { return stream_; }
@@ -106,7 +107,7 @@ class Trainer {
   int test_count_, max_rows_, steps_per_epoch_;
   StepLaunch launch_;
   size_t model_scratch_bytes_;  // StepData::model_scratch, persistent launches only
-  int next_step_ = 0;  // host copy of *step_.step_index
+  int next_step_ = 0;           // host copy of *step_.step_index
   StepGraph full_graph_, last_graph_;
   cudaStream_t stream_ = nullptr;
   // The layers, the training data and order, the logits (max_rows_ x kClasses, with the bias),

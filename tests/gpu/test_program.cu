@@ -59,9 +59,10 @@ void write_first(const std::string& from, const std::string& to, int rank, int c
   out.write(reinterpret_cast<const char*>(magic), sizeof magic);
   for (int d = 0; d < rank; ++d) {
     const uint32_t dim = d == 0 ? uint32_t(count) : array.dims[d];
-    const unsigned char big_endian[4] = {
-        static_cast<unsigned char>(dim >> 24), static_cast<unsigned char>(dim >> 16),
-        static_cast<unsigned char>(dim >> 8), static_cast<unsigned char>(dim)};
+    const unsigned char big_endian[4] = {static_cast<unsigned char>(dim >> 24),
+                                         static_cast<unsigned char>(dim >> 16),
+                                         static_cast<unsigned char>(dim >> 8),
+                                         static_cast<unsigned char>(dim)};
     out.write(reinterpret_cast<const char*>(big_endian), sizeof big_endian);
   }
   out.write(reinterpret_cast<const char*>(array.values.data()), count * item_bytes);
@@ -137,11 +138,11 @@ int main(int argc, char** argv) {
     std::filesystem::create_directories(subset);
     write_subset(argv[2], subset);
 
-    const std::string command = quoted(argv[1]) + " --data-dir " + quoted(subset) + " --layers " +
-                                kLayers + " --batch " + std::to_string(kBatch) + " --epochs " +
-                                std::to_string(kEpochs) + " --lr " + kLearningRate + " --seed " +
-                                kSeed + " --out-dir " + quoted(scratch + "/runs") + " >" +
-                                quoted(scratch + "/output.txt") + " 2>&1";
+    const std::string command =
+        quoted(argv[1]) + " --data-dir " + quoted(subset) + " --layers " + kLayers + " --batch " +
+        std::to_string(kBatch) + " --epochs " + std::to_string(kEpochs) + " --lr " +
+        kLearningRate + " --seed " + kSeed + " --out-dir " + quoted(scratch + "/runs") + " >" +
+        quoted(scratch + "/output.txt") + " 2>&1";
     std::printf("%s\n", command.c_str());
     const int status = std::system(command.c_str());
     std::ifstream output(scratch + "/output.txt");
@@ -156,7 +157,7 @@ int main(int argc, char** argv) {
 
     const uint64_t seed = std::stoull(kSeed);
     const ModelParams init = init_params(parse_layer_sizes(kLayers), seed);
-    // The program's default launch; where it multiplies fp8 copies (chapter 20), the reference
+    // The program's default launch; where it multiplies fp8 copies (chapters 20-21), the reference
     // quantises as it does, after the same warm-up step on the first rows.
     const bool fp8 =
         chapter_steps_use_fp8() && step_launch_for(init.sizes, kBatch) == StepLaunch::kPersistent;

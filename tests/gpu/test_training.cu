@@ -119,7 +119,7 @@ void print_gaps(const char* label, const std::vector<float>& gpu,
 // The chapter's own way of launching the steps of a model (the trainer program's default): from
 // chapter 16 on, many steps per launch where the chapter takes the model. The tests here follow
 // the fp16 reference (kMirrorGpu): a chapter whose many-step launch multiplies fp8 copies
-// (chapter 20, test_training_fp8) is checked here on its step-by-step launch.
+// (chapters 20-21, test_training_fp8) is checked here on its step-by-step launch.
 StepLaunch chapter_launch(const ModelParams& init, int batch) {
   if (chapter_steps_use_fp8()) return step_launch_for(init.sizes, batch, StepLaunch::kGraph);
   return step_launch_for(init.sizes, batch);
@@ -419,10 +419,9 @@ void test_graph_cache(const Dataset& data) {
   Trainer trainer(init, part, kCacheBatch, StepLaunch::kGraph);
   ReferenceTrainer reference(init, Arithmetic::kMirrorGpu), control(init, Arithmetic::kMirrorGpu);
   double loss_gap = 0, control_loss_gap = 0;
-  std::printf(
-      "graph cache: %d images at batch %d, %d epochs of 784-64-64-64-10, learning rate "
-      "%g or %g per train() call\n",
-      kPartialImages, kCacheBatch, kEpochs, kLearningRate, kOtherRate);
+  std::printf("graph cache: %d images at batch %d, %d epochs of 784-64-64-64-10, learning rate "
+              "%g or %g per train() call\n",
+              kPartialImages, kCacheBatch, kEpochs, kLearningRate, kOtherRate);
   for (int epoch = 0; epoch < kEpochs; ++epoch) {
     const std::vector<int> order = epoch_order(kPartialImages, kSeed, epoch);
     trainer.set_order(order);
@@ -438,8 +437,8 @@ void test_graph_cache(const Dataset& data) {
       for (int s = 0; s < call.steps; ++s, ++step) {
         const int start = step * kCacheBatch;
         const int rows = std::min(kCacheBatch, kPartialImages - start);
-        const double want =
-            reference.train_step(part.train, &order[start], rows, call.learning_rate);
+        const double want = reference.train_step(part.train, &order[start], rows,
+                                                 call.learning_rate);
         const double other = control.train_step(part.train, &order[start], rows, kLearningRate);
         std::printf("  epoch %d step %d: %d rows at lr %g: loss %.6f, reference %.6f\n", epoch + 1,
                     step + 1, rows, call.learning_rate, gpu[step], want);
@@ -551,7 +550,7 @@ struct ReachModel {
   int batch;
   LayerSizes sizes;
   int steps;
-  bool whole_k;        // a product chapter 12 runs without splitting K, and one chapter 13 splits
+  bool whole_k;  // a product chapter 12 runs without splitting K, and one chapter 13 splits
   bool weight_update;  // weight gradients that chapter 14's weight update takes (batch <= 64)
   // Products chapter 15's tile takes: at most 64 tiles of 32 x 32 and K <= 128.
   bool small_tile = false;
@@ -578,11 +577,10 @@ const ReachModel kSwapAbReach[] = {{256, {784, 256, 8192, 10}, 2, true, false},
 // on an H100 (docs/results/tests/training_tests.txt, the chapters of its day): 2.7e-6 (01, 02),
 // 5.1e-6 (03, 04), 3.3e-6 (05 to today's 11); the swap-AB and split-K kernels of chapters 12-14
 // (docs/results/tests/training_09.txt, where their rule also took batch 256 below N = 8192)
-// 7.2e-6 at batch 256 and 2.0e-5 at batch 32. The control, a reference with a 10% larger learning
-// rate, is 5.1e-3 away at step 2 and 2.5e-2 at step 6, 250 times the bound. At batch 32 (on the
-// CPU, 2026-11-24): float64 and mirrored references 5.4e-5 apart, the control 3.1e-3 at step 2
-// and 2.0e-2 at step 6. For 784-256-8192-10 at batch 256: 1.2e-5 apart over steps 1-2, the
-// control 8.0e-3 at step 2.
+// 7.2e-6 at batch 256 and 2.0e-5 at batch 32. The control, a reference with a 10% larger learning rate, is 5.1e-3 away at step 2
+// and 2.5e-2 at step 6, 250 times the bound. At batch 32 (on the CPU, 2026-11-24): float64 and
+// mirrored references 5.4e-5 apart, the control 3.1e-3 at step 2 and 2.0e-2 at step 6. For
+// 784-256-8192-10 at batch 256: 1.2e-5 apart over steps 1-2, the control 8.0e-3 at step 2.
 constexpr double kReachTolerance = 1e-4;
 
 // The GPU's losses of the first steps at `batch` against the mirrored CPU reference's, within
