@@ -115,6 +115,8 @@ inline std::string fp8_steps_refusal(const LayerSizes& sizes, int batch) {
   return "";
 }
 
+constexpr int kDzTile = 64;  // output_backward_kernel's tile
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
 
 // X_0 from the step's images (order null: the first rows of the training set), and the labels.
@@ -140,28 +142,48 @@ static __global__ void gather_inputs_kernel(const __half* images, const uint8_t*
 }
 
 // The last hidden layer's gradient: dZ = (dZ_out . W_out) where its fp16 output is > 0, zero in
-// rows [rows, batch). A thread a column pair of one row.
+// rows [rows, batch). A block a kDzTile x kDzTile tile: a thread a column pair of one row, its two
+// codes stored in dZ's row and staged; the staged columns then leave as rows of dZ^T, 4 bytes a
+// thread (stored from the registers, they would be single bytes `batch` apart).
 static __global__ void output_backward_kernel(const __half* grad, const __half* w,
                                               const __half* output, int rows, int batch, int width,
                                               uint8_t* dz, uint8_t* dz_t, ScalingState* scaling) {
-  const int r = blockIdx.y, j = 2 * (blockIdx.x * blockDim.x + threadIdx.x);
-  float g0 = 0.0f, g1 = 0.0f;
-  if (r < rows && j < width) {
-    for (int c = 0; c < kClasses; ++c) {
-      const float d = __half2float(grad[r * kClasses + c]);
-      g0 += d * __half2float(w[size_t(c) * width + j]);
-      g1 += d * __half2float(w[size_t(c) * width + j + 1]);
-    }
-    if (!(__half2float(output[size_t(r) * width + j]) > 0.0f)) g0 = 0.0f;
-    if (!(__half2float(output[size_t(r) * width + j + 1]) > 0.0f)) g1 = 0.0f;
-  }
+  __shared__ __align__(4) uint8_t staged[kDzTile][kDzTile + 4];  // + 4: rows in different banks
+  const int r0 = blockIdx.y * kDzTile, j0 = blockIdx.x * kDzTile;
   const float scale = scaling->scale;
-  if (j < width) {
-    store_codes(quantise_pair(g0, g1, scale), true, dz + size_t(r) * width + j, true,
-                dz_t + size_t(j) * batch + r, batch);
+  float amax = 0.0f;
+  for (int e = threadIdx.x; e < kDzTile * kDzTile / 2; e += blockDim.x) {
+    const int r = e / (kDzTile / 2), c = e % (kDzTile / 2) * 2, row = r0 + r, j = j0 + c;
+    if (row >= batch || j >= width) continue;
+    float g0 = 0.0f, g1 = 0.0f;
+    if (row < rows) {
+      for (int k = 0; k < kClasses; ++k) {
+        const float d = __half2float(grad[row * kClasses + k]);
+        g0 += d * __half2float(w[size_t(k) * width + j]);
+        g1 += d * __half2float(w[size_t(k) * width + j + 1]);
+      }
+      if (!(__half2float(output[size_t(row) * width + j]) > 0.0f)) g0 = 0.0f;
+      if (!(__half2float(output[size_t(row) * width + j + 1]) > 0.0f)) g1 = 0.0f;
+    }
+    amax = fmaxf(amax, fmaxf(fabsf(g0), fabsf(g1)));
+    const uint16_t codes = quantise_pair(g0, g1, scale);
+    store_codes(codes, true, dz + size_t(row) * width + j, true, nullptr, 0);
+    staged[c][r] = uint8_t(codes);
+    staged[c + 1][r] = uint8_t(codes >> 8);
   }
-  record_amax(&scaling->amax_bits, fmaxf(fabsf(g0), fabsf(g1)));
+  record_amax(&scaling->amax_bits, amax);
   note_quantised(scaling, scale);
+  __syncthreads();
+  for (int e = threadIdx.x; e < kDzTile * kDzTile / 4; e += blockDim.x) {
+    const int c = e / (kDzTile / 4), r = e % (kDzTile / 4) * 4, j = j0 + c, row = r0 + r;
+    if (j >= width || row >= batch) continue;
+    uint8_t* to = dz_t + size_t(j) * batch + row;
+    if (batch % 4 == 0) {
+      *reinterpret_cast<uint32_t*>(to) = *reinterpret_cast<const uint32_t*>(&staged[c][r]);
+    } else {
+      for (int b = 0; b < 4 && row + b < batch; ++b) to[b] = staged[c][r + b];
+    }
+  }
 }
 
 // bias -= learning_rate * (column sums of dZ), dZ read from its transposed copy at its scale: a
@@ -268,8 +290,8 @@ void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows, float l
 
   // The output layer's gradient into the last hidden layer, before its weights move.
   const Fp8Layer& last = m.layers[hidden - 1];
-  constexpr int kThreads = 128;
-  const dim3 grid((top.in / 2 + kThreads - 1) / kThreads, batch);
+  constexpr int kThreads = 256;
+  const dim3 grid((top.in + kDzTile - 1) / kDzTile, (batch + kDzTile - 1) / kDzTile);
   output_backward_kernel<<<grid, kThreads, 0, stream>>>(top.grad, top.weight_operand, top_input,
                                                         rows, batch, top.in, last.dz, last.dz_t,
                                                         m.gradient(hidden - 1));

@@ -121,6 +121,42 @@ __device__ __forceinline__ void await_issue(int other) {
   }
 }
 
+// Byte (c, r) of the staged x_t tile: column c's 64 rows are four 16-byte chunks, the chunk's
+// index XORed with c / 2 % 4, so that the four column pairs of a warp's store fall in different
+// banks (unswizzled, all four are 128 bytes apart: one bank).
+__device__ __forceinline__ uint32_t staged(uint32_t staging, int c, int r) {
+  return staging + c * kWgmmaM + ((r / 16) ^ (c / 2 % 4)) * 16 + r % 16;
+}
+
+// The pair at (row, col), col + 1 (`two`) that the value of its sums needs: masters, 1 where
+// active, or biases.
+template <bool kUpdate, bool kWhole>
+__device__ __forceinline__ float2 epilogue_inputs(const Fp8Epilogue& e, size_t at, int col,
+                                                  bool two) {
+  if constexpr (kUpdate) {
+    if (kWhole) return *reinterpret_cast<const float2*>(e.master + at);
+    return make_float2(e.master[at], two ? e.master[at + 1] : 0.0f);
+  }
+  if (e.active) {
+    return make_float2(e.active[at] - 1u < 0x7Fu, two && e.active[at + 1] - 1u < 0x7Fu);
+  }
+  return make_float2(e.bias[col], two ? e.bias[col + 1] : 0.0f);
+}
+
+// kUpdate: the masters of the warpgroup's 64 x 256 tile from (row0, col0) into L2 while its K loop
+// runs, 128-byte lines, 4 a thread, so that the epilogue's loads wait for L2, not DRAM.
+__device__ __forceinline__ void prefetch_masters(const GemmProblem& p, const Fp8Epilogue& e,
+                                                 int row0, int col0) {
+  constexpr int kLineFloats = 32, kLinesPerRow = kWgmmaN / kLineFloats;
+  for (int line = threadIdx.x % kWarpgroupThreads; line < kWgmmaM * kLinesPerRow;
+       line += kWarpgroupThreads) {
+    const int row = row0 + line / kLinesPerRow, col = col0 + line % kLinesPerRow * kLineFloats;
+    if (row < p.m && col < p.n) {
+      asm volatile("prefetch.global.L2 [%0];\n" ::"l"(e.master + size_t(row) * p.n + col));
+    }
+  }
+}
+
 // The warpgroup's 64 x 256 sums g (scaled), whose first element is (row0, col0), through a
 // quantising epilogue (fp8_interface.cuh), in chapter 08's layout: a thread's column pair col,
 // col + 1 of row `row` is one 16-bit code pair of x.
@@ -128,64 +164,79 @@ __device__ __forceinline__ void await_issue(int other) {
 //              the CPU reference's float64 step rounded to fp32), written back
 //   kQuantise  forward ReLU(g + bias) (__fadd_rn: no FMA folds the scale's product in), or
 //              backward data g where active's code is > 0 (sign clear, not zero)
-// Every value is read (masters, mask codes) before anything is written, so that the loads go out
-// together: a store between two loads, which may alias, would make each wait for the one before.
+// As in chapter 08's finish_accumulators, what the values need (masters, mask codes, biases) is
+// read for kEpilogueGroup 8-column blocks before any of the group's stores. Unlike there, the
+// groups are a loop, not unrolled: g's first group is finished, then g moves down a group (register
+// moves), so that the code is one group's (unrolled, the epilogue's code outgrew the instruction
+// cache, and most of the kernel's time went to fetching it). kWhole (the tile inside C, n even):
+// no bounds checks. g is spent.
 // x_t goes through `staging` (this consumer's 16 KiB, free when C is not stored by TMA)
 // transposed: written from the registers, its codes would be single bytes t_pitch apart, one L2
 // write each.
+template <bool kUpdate, bool kWhole>
 __device__ __forceinline__ void finish_quantised(const GemmProblem& p, float (&g)[kAccumulators],
                                                  int consumer, int row0, int col0,
                                                  const Fp8Epilogue& e, uint32_t staging) {
   constexpr int kTileColumns = kAccumulators / 4 * 8;  // 256: the staged x_t tile's rows
+  constexpr int kGroupFloats = 4 * kEpilogueGroup;     // a group's sums in g
   const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
-  const bool update = e.kind == Fp8EpilogueKind::kUpdate;
+  const bool even = kWhole || p.n % 2 == 0;  // pairs on even elements: 8-byte masters, 2-byte codes
   const float scale = e.scaling->scale;
+  float amax = 0.0f;
+#pragma unroll 1
+  for (int i0 = 0; i0 < kAccumulators / 4; i0 += kEpilogueGroup) {
+    float2 in[2][kEpilogueGroup];
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int row = row0 + warp * 16 + lane / 4 + 8 * h;
+    for (int h = 0; h < 2; ++h) {
+      const int row = row0 + warp * 16 + lane / 4 + 8 * h;
 #pragma unroll
-    for (int i = 0; i < kAccumulators / 4; ++i) {
+      for (int i = 0; i < kEpilogueGroup; ++i) {
+        const int col = col0 + 8 * (i0 + i) + lane % 4 * 2;
+        in[h][i] = kWhole || (row < p.m && col < p.n)
+                       ? epilogue_inputs<kUpdate, kWhole>(e, size_t(row) * p.n + col, col,
+                                                          col + 1 < p.n)
+                       : float2{};
+      }
+    }
 #pragma unroll
-      for (int j = 0; j < 2; ++j) {
-        const int col = col0 + 8 * i + lane % 4 * 2 + j;
-        if (row >= p.m || col >= p.n) continue;
-        float& v = g[4 * i + 2 * h + j];
-        const size_t at = size_t(row) * p.n + col;
-        if (update) {
-          v = __fmaf_rn(-e.learning_rate, v, e.master[at]);
+    for (int h = 0; h < 2; ++h) {
+      const int r = warp * 16 + lane / 4 + 8 * h, row = row0 + r;
+#pragma unroll
+      for (int i = 0; i < kEpilogueGroup; ++i) {
+        const int c = 8 * (i0 + i) + lane % 4 * 2, col = col0 + c;
+        if (!kWhole && (row >= p.m || col >= p.n)) continue;
+        const bool two = kWhole || col + 1 < p.n;
+        float v0 = g[4 * i + 2 * h], v1 = two ? g[4 * i + 2 * h + 1] : 0.0f;
+        if constexpr (kUpdate) {
+          v0 = __fmaf_rn(-e.learning_rate, v0, in[h][i].x);
+          v1 = two ? __fmaf_rn(-e.learning_rate, v1, in[h][i].y) : 0.0f;
+          float* master = e.master + size_t(row) * p.n + col;
+          if (two && even) {
+            *reinterpret_cast<float2*>(master) = make_float2(v0, v1);
+          } else {
+            master[0] = v0;
+            if (two) master[1] = v1;
+          }
         } else if (e.active) {
-          if (e.active[at] - 1u >= 0x7Fu) v = 0.0f;
+          v0 = in[h][i].x != 0.0f ? v0 : 0.0f;
+          v1 = in[h][i].y != 0.0f ? v1 : 0.0f;
         } else {
-          v = fmaxf(__fadd_rn(v, e.bias[col]), 0.0f);
+          v0 = fmaxf(__fadd_rn(v0, in[h][i].x), 0.0f);
+          v1 = two ? fmaxf(__fadd_rn(v1, in[h][i].y), 0.0f) : 0.0f;
+        }
+        amax = fmaxf(amax, fmaxf(fabsf(v0), fabsf(v1)));
+        const uint16_t codes = quantise_pair(v0, v1, scale);
+        store_codes(codes, two, e.x + size_t(row) * p.n + col, even, nullptr, 0);
+        if (e.x_t) {
+          asm volatile("st.shared.u8 [%0], %1;\n" ::"r"(staged(staging, c, r)),
+                       "h"(uint16_t(codes & 0xFF)));
+          asm volatile("st.shared.u8 [%0], %1;\n" ::"r"(staged(staging, c + 1, r)),
+                       "h"(uint16_t(codes >> 8)));
         }
       }
     }
-  }
-  float amax = 0.0f;
 #pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int r = warp * 16 + lane / 4 + 8 * h, row = row0 + r;
-    if (row >= p.m) continue;
-#pragma unroll
-    for (int i = 0; i < kAccumulators / 4; ++i) {
-      const int c = 8 * i + lane % 4 * 2, col = col0 + c;
-      if (col >= p.n) continue;
-      const bool two = col + 1 < p.n;
-      const float v0 = g[4 * i + 2 * h], v1 = two ? g[4 * i + 2 * h + 1] : 0.0f;
-      if (update) {
-        float* master = e.master + size_t(row) * p.n + col;
-        master[0] = v0;
-        if (two) master[1] = v1;
-      }
-      amax = fmaxf(amax, fmaxf(fabsf(v0), fabsf(v1)));
-      const uint16_t codes = quantise_pair(v0, v1, scale);
-      store_codes(codes, two, e.x + size_t(row) * p.n + col, p.n % 2 == 0, nullptr, 0);
-      if (e.x_t) {  // staged as [column c][row r], 64 bytes a column
-        const uint32_t at = staging + c * kWgmmaM + r;
-        asm volatile("st.shared.u8 [%0], %1;\n" ::"r"(at), "h"(uint16_t(codes & 0xFF)));
-        asm volatile("st.shared.u8 [%0], %1;\n" ::"r"(at + kWgmmaM), "h"(uint16_t(codes >> 8)));
-      }
-    }
+    for (int k = 0; k + kGroupFloats < kAccumulators; ++k) g[k] = g[k + kGroupFloats];
   }
   record_amax(&e.scaling->amax_bits, amax);
   note_quantised(e.scaling, scale);
@@ -198,7 +249,7 @@ __device__ __forceinline__ void finish_quantised(const GemmProblem& p, float (&g
     const int c = chunk / (kWgmmaM / 16), r = chunk % (kWgmmaM / 16) * 16;
     const int col = col0 + c, row = row0 + r;
     if (col >= p.n || row >= p.m) continue;
-    const uint32_t at = staging + c * kWgmmaM + r;
+    const uint32_t at = staged(staging, c, r);
     uint8_t* to = e.x_t + size_t(col) * e.t_pitch + row;
     if (e.t_pitch % 16 == 0 && row + 16 <= p.m) {
       uint4 v;
@@ -241,6 +292,9 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
        pair += gridDim.x / kClusterBlocks) {
     int row0, col0;
     tile_origin(p, pair, rank, row0, col0);
+    if constexpr (kKind == Fp8EpilogueKind::kUpdate) {
+      prefetch_masters(p, epilogue, row0 + consumer * kWgmmaM, col0);
+    }
     int previous = 0;
     for (int t = 0; t < k_tiles; ++t) {
       mbarrier_wait(full + stage * sizeof(uint64_t), phase);
@@ -283,7 +337,13 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
 #pragma unroll
     for (int i = 0; i < kAccumulators; ++i) total[i] *= scale;
     if constexpr (kKind == Fp8EpilogueKind::kQuantise || kKind == Fp8EpilogueKind::kUpdate) {
-      finish_quantised(p, total, consumer, row0 + consumer * kWgmmaM, col0, epilogue, staging);
+      constexpr bool kUpdate = kKind == Fp8EpilogueKind::kUpdate;
+      const int row = row0 + consumer * kWgmmaM;
+      if (row + kWgmmaM <= p.m && col0 + kWgmmaN <= p.n && p.n % 2 == 0) {
+        finish_quantised<kUpdate, true>(p, total, consumer, row, col0, epilogue, staging);
+      } else {
+        finish_quantised<kUpdate, false>(p, total, consumer, row, col0, epilogue, staging);
+      }
     } else if constexpr (kKind == Fp8EpilogueKind::kBiasRelu) {
       finish_accumulators<EpilogueKind::kBiasRelu>(p, total, row0 + consumer * kWgmmaM, col0,
                                                    columns_paired<EpilogueKind::kBiasRelu>(p));
