@@ -48,6 +48,13 @@ constexpr double kStepLossTolerance = 1e-3;
 // Largest |program test loss - reference test loss|: the same arithmetic over 100 rows, which
 // average their gaps; the CSV's digits again.
 constexpr double kTestLossTolerance = 1e-4;
+// Where the steps multiply fp8 copies (chapters 20-21): a value that rounds to the other e4m3 code
+// moves the steps after it, so the gap grows with the steps. Measured on the H200: 2e-6 at step
+// 1, 1.9e-3 at step 10, test losses 3.0e-4 and 2.2e-4 apart, the same images right; the control
+// 0.14 away. The accuracy may differ by an image.
+constexpr double kFp8StepLossTolerance = 1e-2;
+constexpr double kFp8TestLossTolerance = 1e-3;
+constexpr long kFp8TestImagesApart = 1;
 
 // The first `count` items of an IDX file, as an IDX file of their own.
 void write_first(const std::string& from, const std::string& to, int rank, int count) {
@@ -162,6 +169,9 @@ int main(int argc, char** argv) {
     const bool fp8 =
         chapter_steps_use_fp8() && step_launch_for(init.sizes, kBatch) == StepLaunch::kPersistent;
     const Arithmetic arithmetic = fp8 ? Arithmetic::kMirrorFp8 : Arithmetic::kMirrorGpu;
+    const double step_tolerance = fp8 ? kFp8StepLossTolerance : kStepLossTolerance;
+    const double test_tolerance = fp8 ? kFp8TestLossTolerance : kTestLossTolerance;
+    const long images_apart = fp8 ? kFp8TestImagesApart : 0;
     ReferenceTrainer reference(init, arithmetic), control(init, arithmetic);
     if (fp8) {
       std::vector<int> first(kBatch);
@@ -201,15 +211,16 @@ int main(int argc, char** argv) {
       std::printf("epoch %d: test loss %.6f, reference %.6f; correct %ld, reference %ld\n",
                   epoch + 1, test_loss, test.mean_loss, std::lround(accuracy * kTestImages),
                   std::lround(test.accuracy * kTestImages));
-      CHECK_MSG(std::fabs(test_loss - test.mean_loss) <= kTestLossTolerance,
+      CHECK_MSG(std::fabs(test_loss - test.mean_loss) <= test_tolerance,
                 "the epochs CSV's test loss is the reference's");
-      CHECK_MSG(std::lround(accuracy * kTestImages) == std::lround(test.accuracy * kTestImages),
+      CHECK_MSG(std::labs(std::lround(accuracy * kTestImages) -
+                          std::lround(test.accuracy * kTestImages)) <= images_apart,
                 "and its test accuracy");
     }
     std::printf("largest step loss gap %.2e (tolerance %.1e); to the control %.2e\n", gap,
-                kStepLossTolerance, control_gap);
-    CHECK_MSG(gap <= kStepLossTolerance, "every step of every epoch trains as the reference does");
-    CHECK_MSG(control_gap > kStepLossTolerance,
+                step_tolerance, control_gap);
+    CHECK_MSG(gap <= step_tolerance, "every step of every epoch trains as the reference does");
+    CHECK_MSG(control_gap > step_tolerance,
               "the tolerance tells the first epoch's order visited again apart");
   } catch (const std::exception& error) {
     CHECK_MSG(false, error.what());
