@@ -97,5 +97,16 @@ refused "no .*bench_gemm_none" "${runs[@]/fake/none}"
 refused "no CUDA-capable GPU" FAIL=1 "${runs[@]}"
 refused ".*process_1.csv has no interleaved timing" TIMING=chapter "${runs[@]}"
 refused "argument --processes" "${runs[@]}" --processes 0
+# bench/fp8_median.py gives the committed FP8 median from the committed processes, byte for byte,
+# and refuses a process CSV it cannot read with one line.
+fp8=$root/docs/results/fp8/bench
+python3 "$root/bench/fp8_median.py" "$scratch/fp8_median.csv" "$fp8"/process_{1,2,3}.csv ||
+  fail "fp8_median.py on the committed processes"
+cmp -s "$scratch/fp8_median.csv" "$fp8/median.csv" ||
+  fail "fp8_median.py: $(diff "$scratch/fp8_median.csv" "$fp8/median.csv" | head -3)"
+output=$(python3 "$root/bench/fp8_median.py" "$scratch/none.csv" "$scratch/missing.csv" 2>&1) &&
+  fail "fp8_median.py took a missing CSV"
+[ "$(grep -c '^error: ' <<<"$output")" -eq 1 ] || fail "fp8_median.py on a missing CSV: $output"
+
 echo "median_runs: medians, ranges and skipped cases over 3 stand-in processes, the summary" \
-  "reads them, 4 bad inputs refused with one line"
+  "reads them, 4 bad inputs refused with one line; fp8_median.py reproduces the FP8 median"
