@@ -1,5 +1,5 @@
-// Times the FP8 GEMM of chapters/20_fp8_gemm against cuBLASLt's FP8 matmul (e4m3 in, fp32 out) in
-// the same process, interleaved (interleaved.cuh).
+// Times the FP8 GEMMs of chapters/20_fp8_gemm and 22_fp8_swap_ab against cuBLASLt's FP8 matmul
+// (e4m3 in, fp32 out) in the same process, interleaved (interleaved.cuh).
 //   bench_gemm_fp8 [--csv FILE] [--only PREFIX]
 // The cases: the squares 4096^3 and 8192^3, and the hidden layers' products of a training step at
 // batch 256 ("b256 h8192 L2 forward", ...). On the squares the promoted kernel is also timed
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "20_fp8_gemm/fp8_gemm.cuh"
-#include "21_fp8_swap_ab/fp8_swap_ab.cuh"
+#include "22_fp8_swap_ab/fp8_swap_ab.cuh"
 #include "cuda_check.cuh"
 #include "event_timing.cuh"
 #include "fp8.hpp"

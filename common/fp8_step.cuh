@@ -12,6 +12,9 @@
 //   weight update l   dZ_l^T . (X_l^T)^T       -> masters, W_l, W_l^T         kUpdate
 //   biases, then every tensor's amax into its history (advance_scaling)
 //
+// A chapter whose kernel stores C but does not quantise it (Fp8Epilogues::kSeparate) has each
+// kQuantise and kUpdate product store fp32 C into a scratch tensor that finish_fp8_kernel then
+// reads (launch_fp8_separately).
 // The transposed copies exist because FP8 wgmma reads only K-major operands. The batch's last
 // rows past a short step's end stay zero in every gradient, so the weight gradients multiply over
 // the whole batch (K a multiple of 16) and the rows past the end add nothing.
@@ -41,6 +44,10 @@ namespace mnist {
 using Fp8Launch = void (*)(const Fp8Problem& problem, const Fp8Epilogue& epilogue,
                            cudaStream_t stream);
 
+// Whether the chapter's kernel writes the quantised copies itself (kFused) or leaves them to
+// finish_fp8_kernel (kSeparate).
+enum class Fp8Epilogues { kSeparate, kFused };
+
 // A hidden layer's fp8 copies (e4m3 codes).
 struct Fp8Layer {
   uint8_t* w;     // out x in, the forward's operand
@@ -53,14 +60,16 @@ struct Fp8Layer {
 
 // StepData::model_scratch, laid out for a model: the hidden layers' copies, three scaling states a
 // hidden layer (the weights' first, so that prepare() can advance them alone), the batch's labels,
-// the output layer's BiasUpdate and the workspace of its fp16 products (gemm_interface.cuh: split
-// K for the logits, K = the last hidden width, as the trainer gives every chapter's products).
+// the output layer's BiasUpdate, the workspace of its fp16 products (gemm_interface.cuh: split
+// K for the logits, K = the last hidden width, as the trainer gives every chapter's products) and,
+// kSeparate, C.
 struct Fp8Model {
   std::vector<Fp8Layer> layers;
   ScalingState* scaling = nullptr;
   uint8_t* labels = nullptr;
   BiasUpdate* output_bias = nullptr;
   float* workspace = nullptr;  // kGemmWorkspaceFloats
+  float* c = nullptr;          // kSeparate: as large as the step's largest hidden product
   size_t bytes = 0;
   int hidden() const { return int(layers.size()); }
   ScalingState* weights(int l) const { return scaling + l; }
@@ -69,7 +78,7 @@ struct Fp8Model {
 };
 
 // From `base` (null: only the bytes). Every buffer starts on 128 bytes, as TMA wants.
-inline Fp8Model fp8_model(const LayerSizes& sizes, int batch, void* base) {
+inline Fp8Model fp8_model(const LayerSizes& sizes, int batch, Fp8Epilogues epilogues, void* base) {
   Fp8Model m;
   uint8_t* const start = static_cast<uint8_t*>(base);
   const auto take = [&](size_t bytes) {
@@ -78,8 +87,10 @@ inline Fp8Model fp8_model(const LayerSizes& sizes, int batch, void* base) {
     return p;
   };
   const int hidden = int(sizes.size()) - 2;
+  size_t largest = 0;
   for (int l = 0; l < hidden; ++l) {
     const size_t in = sizes[l], out = sizes[l + 1];
+    largest = std::max({largest, out * in, batch * out, batch * in});
     Fp8Layer f;
     f.w = take(out * in);
     f.w_t = l > 0 ? take(in * out) : nullptr;
@@ -93,11 +104,15 @@ inline Fp8Model fp8_model(const LayerSizes& sizes, int batch, void* base) {
   m.labels = take(batch);
   m.output_bias = reinterpret_cast<BiasUpdate*>(take(sizeof(BiasUpdate)));
   m.workspace = reinterpret_cast<float*>(take(kGemmWorkspaceFloats * sizeof(float)));
+  if (epilogues == Fp8Epilogues::kSeparate) {
+    m.c = reinterpret_cast<float*>(take(largest * sizeof(float)));
+  }
   return m;
 }
 
-inline size_t fp8_model_bytes(const LayerSizes& sizes, int batch) {
-  return fp8_model(sizes, batch, nullptr).bytes;
+template <Fp8Epilogues kEpilogues>
+size_t fp8_model_bytes(const LayerSizes& sizes, int batch) {
+  return fp8_model(sizes, batch, kEpilogues, nullptr).bytes;
 }
 
 // Empty where the FP8 step trains the model at `batch` (a chapter's kernels may refuse more).
@@ -115,7 +130,12 @@ inline std::string fp8_steps_refusal(const LayerSizes& sizes, int batch) {
   return "";
 }
 
-constexpr int kDzTile = 64;  // output_backward_kernel's tile
+constexpr int kQuantiseTile = 64;  // quantise_tile's
+constexpr int kQuantiseThreads = 256;
+
+inline dim3 quantise_grid(int rows, int width) {
+  return dim3((width + kQuantiseTile - 1) / kQuantiseTile, (rows + kQuantiseTile - 1) / kQuantiseTile);
+}
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
 
@@ -141,20 +161,55 @@ static __global__ void gather_inputs_kernel(const __half* images, const uint8_t*
   note_quantised(scaling, scale);
 }
 
+// The block's tile of a tensor's fp8 copies, kQuantiseTile square (blockIdx.x: columns, y: rows):
+// x (rows x width) and x_t (width rows t_pitch apart; null: none), values(row, j, two) the values
+// of the pair j, j + 1 of row `row` (the second 0 unless `two`: j + 1 < width), their amax into
+// *scaling. A thread a pair, its two codes stored in x's row and staged; the staged columns then
+// leave as rows of x_t, 4 bytes a thread (stored from the registers, they would be single bytes
+// t_pitch apart).
+template <class Values>
+__device__ void quantise_tile(int rows, int width, const Values& values, uint8_t* x, uint8_t* x_t,
+                              int t_pitch, ScalingState* scaling) {
+  __shared__ __align__(4) uint8_t staged[kQuantiseTile][kQuantiseTile + 4];  // + 4: rows in
+                                                                               // different banks
+  const int r0 = blockIdx.y * kQuantiseTile, j0 = blockIdx.x * kQuantiseTile;
+  const float scale = scaling->scale;
+  float amax = 0.0f;
+  for (int e = threadIdx.x; e < kQuantiseTile * kQuantiseTile / 2; e += blockDim.x) {
+    const int r = e / (kQuantiseTile / 2), c = e % (kQuantiseTile / 2) * 2, row = r0 + r,
+              j = j0 + c;
+    if (row >= rows || j >= width) continue;
+    const bool two = j + 1 < width;
+    const float2 v = values(row, j, two);
+    amax = fmaxf(amax, fmaxf(fabsf(v.x), fabsf(v.y)));
+    const uint16_t codes = quantise_pair(v.x, v.y, scale);
+    store_codes(codes, two, x + size_t(row) * width + j, width % 2 == 0, nullptr, 0);
+    staged[c][r] = uint8_t(codes);
+    staged[c + 1][r] = uint8_t(codes >> 8);
+  }
+  record_amax(&scaling->amax_bits, amax);
+  note_quantised(scaling, scale);
+  if (!x_t) return;
+  __syncthreads();
+  for (int e = threadIdx.x; e < kQuantiseTile * kQuantiseTile / 4; e += blockDim.x) {
+    const int c = e / (kQuantiseTile / 4), r = e % (kQuantiseTile / 4) * 4, j = j0 + c,
+              row = r0 + r;
+    if (j >= width || row >= rows) continue;
+    uint8_t* to = x_t + size_t(j) * t_pitch + row;
+    if (t_pitch % 4 == 0 && row + 4 <= rows) {
+      *reinterpret_cast<uint32_t*>(to) = *reinterpret_cast<const uint32_t*>(&staged[c][r]);
+    } else {
+      for (int b = 0; b < 4 && row + b < rows; ++b) to[b] = staged[c][r + b];
+    }
+  }
+}
+
 // The last hidden layer's gradient: dZ = (dZ_out . W_out) where its fp16 output is > 0, zero in
-// rows [rows, batch). A block a kDzTile x kDzTile tile: a thread a column pair of one row, its two
-// codes stored in dZ's row and staged; the staged columns then leave as rows of dZ^T, 4 bytes a
-// thread (stored from the registers, they would be single bytes `batch` apart).
+// rows [rows, batch).
 static __global__ void output_backward_kernel(const __half* grad, const __half* w,
                                               const __half* output, int rows, int batch, int width,
                                               uint8_t* dz, uint8_t* dz_t, ScalingState* scaling) {
-  __shared__ __align__(4) uint8_t staged[kDzTile][kDzTile + 4];  // + 4: rows in different banks
-  const int r0 = blockIdx.y * kDzTile, j0 = blockIdx.x * kDzTile;
-  const float scale = scaling->scale;
-  float amax = 0.0f;
-  for (int e = threadIdx.x; e < kDzTile * kDzTile / 2; e += blockDim.x) {
-    const int r = e / (kDzTile / 2), c = e % (kDzTile / 2) * 2, row = r0 + r, j = j0 + c;
-    if (row >= batch || j >= width) continue;
+  const auto gradient = [&](int row, int j, bool) {
     float g0 = 0.0f, g1 = 0.0f;
     if (row < rows) {
       for (int k = 0; k < kClasses; ++k) {
@@ -165,25 +220,32 @@ static __global__ void output_backward_kernel(const __half* grad, const __half* 
       if (!(__half2float(output[size_t(row) * width + j]) > 0.0f)) g0 = 0.0f;
       if (!(__half2float(output[size_t(row) * width + j + 1]) > 0.0f)) g1 = 0.0f;
     }
-    amax = fmaxf(amax, fmaxf(fabsf(g0), fabsf(g1)));
-    const uint16_t codes = quantise_pair(g0, g1, scale);
-    store_codes(codes, true, dz + size_t(row) * width + j, true, nullptr, 0);
-    staged[c][r] = uint8_t(codes);
-    staged[c + 1][r] = uint8_t(codes >> 8);
-  }
-  record_amax(&scaling->amax_bits, amax);
-  note_quantised(scaling, scale);
-  __syncthreads();
-  for (int e = threadIdx.x; e < kDzTile * kDzTile / 4; e += blockDim.x) {
-    const int c = e / (kDzTile / 4), r = e % (kDzTile / 4) * 4, j = j0 + c, row = r0 + r;
-    if (j >= width || row >= batch) continue;
-    uint8_t* to = dz_t + size_t(j) * batch + row;
-    if (batch % 4 == 0) {
-      *reinterpret_cast<uint32_t*>(to) = *reinterpret_cast<const uint32_t*>(&staged[c][r]);
+    return make_float2(g0, g1);
+  };
+  quantise_tile(batch, width, gradient, dz, dz_t, batch, scaling);
+}
+
+// What an Fp8Epilogue of kind kQuantise or kUpdate (fp8_interface.cuh) makes of C (m x n fp32),
+// as the fused epilogues do: the same roundings, so the same codes.
+static __global__ void finish_fp8_kernel(const float* c, int m, int n, const Fp8Epilogue e) {
+  const auto value = [&](int row, int j, bool two) {
+    const size_t at = size_t(row) * n + j;
+    float v0 = c[at], v1 = two ? c[at + 1] : 0.0f;
+    if (e.kind == Fp8EpilogueKind::kUpdate) {
+      v0 = __fmaf_rn(-e.learning_rate, v0, e.master[at]);
+      v1 = two ? __fmaf_rn(-e.learning_rate, v1, e.master[at + 1]) : 0.0f;
+      e.master[at] = v0;
+      if (two) e.master[at + 1] = v1;
+    } else if (e.active) {
+      v0 = e.active[at] - 1u < 0x7Fu ? v0 : 0.0f;  // a code > 0: sign clear, not zero
+      v1 = two && e.active[at + 1] - 1u < 0x7Fu ? v1 : 0.0f;
     } else {
-      for (int b = 0; b < 4 && row + b < batch; ++b) to[b] = staged[c][r + b];
+      v0 = fmaxf(__fadd_rn(v0, e.bias[j]), 0.0f);
+      v1 = two ? fmaxf(__fadd_rn(v1, e.bias[j + 1]), 0.0f) : 0.0f;
     }
-  }
+    return make_float2(v0, v1);
+  };
+  quantise_tile(m, n, value, e.x, e.x_t, e.t_pitch, e.scaling);
 }
 
 // bias -= learning_rate * (column sums of dZ), dZ read from its transposed copy at its scale: a
@@ -229,6 +291,7 @@ static __global__ void output_backward_kernel(const __half*, const __half*, cons
                                               int, uint8_t*, uint8_t*, ScalingState*) {
   __trap();
 }
+static __global__ void finish_fp8_kernel(const float*, int, int, const Fp8Epilogue) { __trap(); }
 static __global__ void fp8_bias_sgd_kernel(const uint8_t*, int, int, const ScalingState*, float*,
                                            float) {
   __trap();
@@ -240,12 +303,32 @@ static __global__ void quantise_weights_kernel(const float*, int, int, uint8_t*,
 
 #endif
 
+// A kQuantise or kUpdate product on a kernel that only stores C: C into `c` (m x n floats), then
+// finish_fp8_kernel.
+template <Fp8Launch kLaunch>
+void launch_fp8_separately(const Fp8Problem& p, const Fp8Epilogue& epilogue, float* c,
+                           cudaStream_t stream) {
+  Fp8Epilogue store;
+  store.c = c;
+  kLaunch(p, store, stream);
+  finish_fp8_kernel<<<quantise_grid(p.m, p.n), kQuantiseThreads, 0, stream>>>(c, p.m, p.n,
+                                                                              epilogue);
+  CUDA_CHECK(cudaGetLastError());
+}
+
 // One step over `rows` rows: the trainer's step *step_index, or, warm_up, the first rows of the
 // training set, its loss not recorded and the step index left alone.
-template <Fp8Launch kLaunch>
+template <Fp8Launch kLaunch, Fp8Epilogues kEpilogues>
 void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows, float learning_rate,
                       bool warm_up, cudaStream_t stream) {
   const int hidden = m.hidden(), batch = b.batch;
+  const auto multiply = [&](const Fp8Problem& p, const Fp8Epilogue& epilogue) {
+    if (kEpilogues == Fp8Epilogues::kSeparate && epilogue.kind != Fp8EpilogueKind::kBiasRelu) {
+      launch_fp8_separately<kLaunch>(p, epilogue, m.c, stream);
+    } else {
+      kLaunch(p, epilogue, stream);
+    }
+  };
   const LayerBuffers& top = b.layers[hidden];
   const __half* const top_input = b.layers[hidden - 1].output;
   gather_inputs_kernel<<<rows, 128, 0, stream>>>(
@@ -273,7 +356,7 @@ void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows, float l
       next.kind = Fp8EpilogueKind::kBiasRelu;
       next.out = y.output;
     }
-    kLaunch(p, next, stream);
+    multiply(p, next);
   }
   GemmProblem logits{rows, top.out, top.in, top_input, kForward.a, top.weight_operand, kForward.b};
   logits.epilogue.kind = EpilogueKind::kBias;
@@ -290,11 +373,9 @@ void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows, float l
 
   // The output layer's gradient into the last hidden layer, before its weights move.
   const Fp8Layer& last = m.layers[hidden - 1];
-  constexpr int kThreads = 256;
-  const dim3 grid((top.in + kDzTile - 1) / kDzTile, (batch + kDzTile - 1) / kDzTile);
-  output_backward_kernel<<<grid, kThreads, 0, stream>>>(top.grad, top.weight_operand, top_input,
-                                                        rows, batch, top.in, last.dz, last.dz_t,
-                                                        m.gradient(hidden - 1));
+  output_backward_kernel<<<quantise_grid(batch, top.in), kQuantiseThreads, 0, stream>>>(
+      top.grad, top.weight_operand, top_input, rows, batch, top.in, last.dz, last.dz_t,
+      m.gradient(hidden - 1));
   CUDA_CHECK(cudaGetLastError());
   GemmProblem top_dw{top.out,   top.in,           rows, top.grad, kBackwardWeight.a,
                      top_input, kBackwardWeight.b};
@@ -319,7 +400,7 @@ void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows, float l
       below.x_t = m.layers[l - 1].dz_t;
       below.t_pitch = batch;
       below.scaling = m.gradient(l - 1);
-      kLaunch(dx, below, stream);
+      multiply(dx, below);
     }
     const Fp8Problem dw{
         y.out, y.in, batch, f.dz_t, f.x_t, &m.gradient(l)->unscale, &m.input(l)->unscale};
@@ -331,8 +412,9 @@ void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows, float l
     update.x_t = f.w_t;
     update.t_pitch = y.out;
     update.scaling = m.weights(l);
-    kLaunch(dw, update, stream);
-    fp8_bias_sgd_kernel<<<(y.out + kThreads / 32 - 1) / (kThreads / 32), kThreads, 0, stream>>>(
+    multiply(dw, update);
+    constexpr int kWarps = kQuantiseThreads / 32;
+    fp8_bias_sgd_kernel<<<(y.out + kWarps - 1) / kWarps, kWarps * 32, 0, stream>>>(
         f.dz_t, batch, y.out, m.gradient(l), y.bias, learning_rate);
     CUDA_CHECK(cudaGetLastError());
   }
@@ -340,18 +422,18 @@ void enqueue_fp8_step(const StepBuffers& b, const Fp8Model& m, int rows, float l
   advance_scaling(m.scaling, 3 * hidden, stream);
 }
 
-inline Fp8Model fp8_model_of(const StepBuffers& b) {
+inline Fp8Model fp8_model_of(const StepBuffers& b, Fp8Epilogues epilogues) {
   LayerSizes sizes;
   for (const LayerBuffers& layer : b.layers) sizes.push_back(layer.in);
   sizes.push_back(b.layers.back().out);
-  return fp8_model(sizes, b.batch, b.model_scratch);
+  return fp8_model(sizes, b.batch, epilogues, b.model_scratch);
 }
 
-template <Fp8Launch kLaunch>
+template <Fp8Launch kLaunch, Fp8Epilogues kEpilogues>
 void fp8_train_steps(const StepBuffers& b, int steps, float learning_rate, cudaStream_t stream) {
-  const Fp8Model m = fp8_model_of(b);
+  const Fp8Model m = fp8_model_of(b, kEpilogues);
   for (int s = b.next_step; s < b.next_step + steps; ++s) {
-    enqueue_fp8_step<kLaunch>(b, m, std::min(b.batch, b.train_count - s * b.batch), learning_rate,
+    enqueue_fp8_step<kLaunch, kEpilogues>(b, m, std::min(b.batch, b.train_count - s * b.batch), learning_rate,
                               false, stream);
   }
 }
@@ -359,9 +441,9 @@ void fp8_train_steps(const StepBuffers& b, int steps, float learning_rate, cudaS
 // Before the first step: the weights' first fp8 copies (scale 1, no history yet), then one step at
 // learning rate 0 on the first batch of the training set, whose only effect is that every tensor
 // has an amax history when the first step quantises it. CPU reference: the same warm-up.
-template <Fp8Launch kLaunch>
+template <Fp8Launch kLaunch, Fp8Epilogues kEpilogues>
 void fp8_prepare(const StepBuffers& b, cudaStream_t stream) {
-  const Fp8Model m = fp8_model_of(b);
+  const Fp8Model m = fp8_model_of(b, kEpilogues);
   const int hidden = m.hidden();
   reset_scaling(m.scaling, 3 * hidden, stream);
   for (int l = 0; l < hidden; ++l) {
@@ -376,7 +458,8 @@ void fp8_prepare(const StepBuffers& b, cudaStream_t stream) {
   const BiasUpdate output_bias{top.grad, top.bias, top.out};
   CUDA_CHECK(cudaMemcpyAsync(m.output_bias, &output_bias, sizeof output_bias,
                              cudaMemcpyHostToDevice, stream));
-  enqueue_fp8_step<kLaunch>(b, m, std::min(b.batch, b.train_count), 0.0f, true, stream);
+  enqueue_fp8_step<kLaunch, kEpilogues>(b, m, std::min(b.batch, b.train_count), 0.0f, true,
+                                        stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));  // output_bias is on this stack
 }
 
@@ -389,13 +472,13 @@ inline void fp8_before_evaluation(const StepBuffers& b, cudaStream_t stream) {
 }
 
 // A chapter's kStepTraining: this step on its launch_fp8_gemm, for the models `refusal` takes.
-template <Fp8Launch kLaunch, std::string (*kRefusal)(const LayerSizes&, int)>
+template <Fp8Launch kLaunch, Fp8Epilogues kEpilogues, std::string (*kRefusal)(const LayerSizes&, int)>
 constexpr StepTraining fp8_step_training() {
   return {kRefusal,
-          fp8_train_steps<kLaunch>,
+          fp8_train_steps<kLaunch, kEpilogues>,
           0,
-          fp8_model_bytes,
-          fp8_prepare<kLaunch>,
+          fp8_model_bytes<kEpilogues>,
+          fp8_prepare<kLaunch, kEpilogues>,
           fp8_before_evaluation,
           true};
 }

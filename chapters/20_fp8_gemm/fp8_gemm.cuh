@@ -21,8 +21,8 @@
 //     c1            | wait  | mma   | add   | mma   |
 //   each issues a half only after the other has issued its own
 // 64 part + 128 total registers fit where two 128-register sets would not.
-// A weight gradient's product can update the weights instead of storing C
-// (Fp8EpilogueKind::kUpdate).
+// The sums leave as C (fp32) or, for the last hidden layer, fp16 ReLU(C + bias); the trainer
+// quantises C in a kernel of its own (common/fp8_step.cuh).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,7 +30,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <stdexcept>
-#include <type_traits>
 
 #include "11_clusters/gemm.cuh"
 #include "12_swap_ab/swap_ab.cuh"  // MNIST_D16: a wgmma's accumulator operands
@@ -67,6 +66,9 @@ inline GemmProblem as_halves(const Fp8Problem& p, float* c) {
   halves.c = c;
   return halves;
 }
+
+template <Fp8EpilogueKind kKind>
+struct StoreTiles;
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
@@ -121,166 +123,40 @@ __device__ __forceinline__ void await_issue(int other) {
   }
 }
 
-// Byte (c, r) of the staged x_t tile: column c's 64 rows are four 16-byte chunks, the chunk's
-// index XORed with c / 2 % 4, so that the four column pairs of a warp's store fall in different
-// banks (unswizzled, all four are 128 bytes apart: one bank).
-__device__ __forceinline__ uint32_t staged(uint32_t staging, int c, int r) {
-  return staging + c * kWgmmaM + ((r / 16) ^ (c / 2 % 4)) * 16 + r % 16;
-}
-
-// The pair at (row, col), col + 1 (`two`) that the value of its sums needs: masters, 1 where
-// active, or biases.
-template <bool kUpdate, bool kWhole>
-__device__ __forceinline__ float2 epilogue_inputs(const Fp8Epilogue& e, size_t at, int col,
-                                                  bool two) {
-  if constexpr (kUpdate) {
-    if (kWhole) return *reinterpret_cast<const float2*>(e.master + at);
-    return make_float2(e.master[at], two ? e.master[at + 1] : 0.0f);
-  }
-  if (e.active) {
-    return make_float2(e.active[at] - 1u < 0x7Fu, two && e.active[at + 1] - 1u < 0x7Fu);
-  }
-  return make_float2(e.bias[col], two ? e.bias[col + 1] : 0.0f);
-}
-
-// kUpdate: the masters of the warpgroup's 64 x 256 tile from (row0, col0) into L2 while its K loop
-// runs, 128-byte lines, 4 a thread, so that the epilogue's loads wait for L2, not DRAM.
-__device__ __forceinline__ void prefetch_masters(const GemmProblem& p, const Fp8Epilogue& e,
-                                                 int row0, int col0) {
-  constexpr int kLineFloats = 32, kLinesPerRow = kWgmmaN / kLineFloats;
-  for (int line = threadIdx.x % kWarpgroupThreads; line < kWgmmaM * kLinesPerRow;
-       line += kWarpgroupThreads) {
-    const int row = row0 + line / kLinesPerRow, col = col0 + line % kLinesPerRow * kLineFloats;
-    if (row < p.m && col < p.n) {
-      asm volatile("prefetch.global.L2 [%0];\n" ::"l"(e.master + size_t(row) * p.n + col));
-    }
-  }
-}
-
-// The warpgroup's 64 x 256 sums g (scaled), whose first element is (row0, col0), through a
-// quantising epilogue (fp8_interface.cuh), in chapter 08's layout: a thread's column pair col,
-// col + 1 of row `row` is one 16-bit code pair of x.
-//   kUpdate    g becomes the new masters (master - learning_rate g, __fmaf_rn: rounded once, as
-//              the CPU reference's float64 step rounded to fp32), written back
-//   kQuantise  forward ReLU(g + bias) (__fadd_rn: no FMA folds the scale's product in), or
-//              backward data g where active's code is > 0 (sign clear, not zero)
-// As in chapter 08's finish_accumulators, what the values need (masters, mask codes, biases) is
-// read for kEpilogueGroup 8-column blocks before any of the group's stores. Unlike there, the
-// groups are a loop, not unrolled: g's first group is finished, then g moves down a group (register
-// moves), so that the code is one group's (unrolled, the epilogue's code outgrew the instruction
-// cache, and most of the kernel's time went to fetching it). kWhole (the tile inside C, n even):
-// no bounds checks. g is spent.
-// x_t goes through `staging` (this consumer's 16 KiB, free when C is not stored by TMA)
-// transposed: written from the registers, its codes would be single bytes t_pitch apart, one L2
-// write each.
-template <bool kUpdate, bool kWhole>
-__device__ __forceinline__ void finish_quantised(const GemmProblem& p, float (&g)[kAccumulators],
-                                                 int consumer, int row0, int col0,
-                                                 const Fp8Epilogue& e, uint32_t staging) {
-  constexpr int kTileColumns = kAccumulators / 4 * 8;  // 256: the staged x_t tile's rows
-  constexpr int kGroupFloats = 4 * kEpilogueGroup;     // a group's sums in g
-  const int warp = threadIdx.x / 32 % 4, lane = threadIdx.x % 32;
-  const bool even = kWhole || p.n % 2 == 0;  // pairs on even elements: 8-byte masters, 2-byte codes
-  const float scale = e.scaling->scale;
-  float amax = 0.0f;
-#pragma unroll 1
-  for (int i0 = 0; i0 < kAccumulators / 4; i0 += kEpilogueGroup) {
-    float2 in[2][kEpilogueGroup];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = row0 + warp * 16 + lane / 4 + 8 * h;
-#pragma unroll
-      for (int i = 0; i < kEpilogueGroup; ++i) {
-        const int col = col0 + 8 * (i0 + i) + lane % 4 * 2;
-        in[h][i] = kWhole || (row < p.m && col < p.n)
-                       ? epilogue_inputs<kUpdate, kWhole>(e, size_t(row) * p.n + col, col,
-                                                          col + 1 < p.n)
-                       : float2{};
-      }
-    }
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int r = warp * 16 + lane / 4 + 8 * h, row = row0 + r;
-#pragma unroll
-      for (int i = 0; i < kEpilogueGroup; ++i) {
-        const int c = 8 * (i0 + i) + lane % 4 * 2, col = col0 + c;
-        if (!kWhole && (row >= p.m || col >= p.n)) continue;
-        const bool two = kWhole || col + 1 < p.n;
-        float v0 = g[4 * i + 2 * h], v1 = two ? g[4 * i + 2 * h + 1] : 0.0f;
-        if constexpr (kUpdate) {
-          v0 = __fmaf_rn(-e.learning_rate, v0, in[h][i].x);
-          v1 = two ? __fmaf_rn(-e.learning_rate, v1, in[h][i].y) : 0.0f;
-          float* master = e.master + size_t(row) * p.n + col;
-          if (two && even) {
-            *reinterpret_cast<float2*>(master) = make_float2(v0, v1);
-          } else {
-            master[0] = v0;
-            if (two) master[1] = v1;
-          }
-        } else if (e.active) {
-          v0 = in[h][i].x != 0.0f ? v0 : 0.0f;
-          v1 = in[h][i].y != 0.0f ? v1 : 0.0f;
-        } else {
-          v0 = fmaxf(__fadd_rn(v0, in[h][i].x), 0.0f);
-          v1 = two ? fmaxf(__fadd_rn(v1, in[h][i].y), 0.0f) : 0.0f;
-        }
-        amax = fmaxf(amax, fmaxf(fabsf(v0), fabsf(v1)));
-        const uint16_t codes = quantise_pair(v0, v1, scale);
-        store_codes(codes, two, e.x + size_t(row) * p.n + col, even, nullptr, 0);
-        if (e.x_t) {
-          asm volatile("st.shared.u8 [%0], %1;\n" ::"r"(staged(staging, c, r)),
-                       "h"(uint16_t(codes & 0xFF)));
-          asm volatile("st.shared.u8 [%0], %1;\n" ::"r"(staged(staging, c + 1, r)),
-                       "h"(uint16_t(codes >> 8)));
-        }
-      }
-    }
-#pragma unroll
-    for (int k = 0; k + kGroupFloats < kAccumulators; ++k) g[k] = g[k + kGroupFloats];
-  }
-  record_amax(&e.scaling->amax_bits, amax);
-  note_quantised(e.scaling, scale);
-  if (!e.x_t) return;
-  warpgroup_sync(consumer);  // the tile is staged
-  // 16 rows of one x_t row (a column of the tile) a thread at a time: a 16-byte store where they
-  // are all inside and aligned, bytes otherwise.
-  for (int chunk = threadIdx.x % kWarpgroupThreads; chunk < kTileColumns * kWgmmaM / 16;
-       chunk += kWarpgroupThreads) {
-    const int c = chunk / (kWgmmaM / 16), r = chunk % (kWgmmaM / 16) * 16;
-    const int col = col0 + c, row = row0 + r;
-    if (col >= p.n || row >= p.m) continue;
-    const uint32_t at = staged(staging, c, r);
-    uint8_t* to = e.x_t + size_t(col) * e.t_pitch + row;
-    if (e.t_pitch % 16 == 0 && row + 16 <= p.m) {
-      uint4 v;
-      asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
-                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-                   : "r"(at));
-      *reinterpret_cast<uint4*>(to) = v;
+// What a consumer does with its tiles (a later chapter adds its own): start(p, e, row0, col0) as
+// the K loop of the warpgroup's 64 x 256 tile at (row0, col0) begins, finish(...) with its scaled
+// sums. Here C goes into c: through TMA (store_by_tma) or, kBiasRelu, through chapter 08's fp16
+// ReLU epilogue into out.
+template <Fp8EpilogueKind kKind>
+struct StoreTiles {
+  static_assert(kKind == Fp8EpilogueKind::kStore || kKind == Fp8EpilogueKind::kBiasRelu);
+  __device__ static void start(const GemmProblem&, const Fp8Epilogue&, int, int) {}
+  __device__ static void finish(const GemmProblem& p, float (&total)[kAccumulators], int consumer,
+                                int row0, int col0, const Fp8Epilogue&, const CUtensorMap& map_c,
+                                bool store_by_tma, uint32_t staging) {
+    if constexpr (kKind == Fp8EpilogueKind::kBiasRelu) {
+      finish_accumulators<EpilogueKind::kBiasRelu>(p, total, row0, col0,
+                                                   columns_paired<EpilogueKind::kBiasRelu>(p));
+    } else if (store_by_tma) {
+      clusters::store_accumulators(map_c, total, consumer, staging, row0, col0);
     } else {
-      for (int b = 0; b < 16 && row + b < p.m; ++b) {
-        uint16_t code;
-        asm volatile("ld.shared.u8 %0, [%1];\n" : "=h"(code) : "r"(at + b));
-        to[b] = uint8_t(code);
-      }
+      finish_accumulators<EpilogueKind::kStore>(p, total, row0, col0,
+                                                columns_paired<EpilogueKind::kStore>(p));
     }
   }
-  warpgroup_sync(consumer);  // read before the next tile is staged
-}
+};
 
 // A consumer warpgroup: rows [consumer * 64, consumer * 64 + 64) of every tile of this block, as
 // chapter 11's. kPromote: each half of a K tile into `part`, added to the total once done (the
 // figure above); otherwise both halves accumulate in the tensor cores across K, as chapter 11's.
-// kKind: the tiles go into C (kStore), through chapter 08's fp16 ReLU epilogue (kBiasRelu) or
-// through finish_quantised (kQuantise, kUpdate).
-template <bool kPromote, Fp8EpilogueKind kKind>
+// Tiles: what becomes of its tiles (StoreTiles).
+template <bool kPromote, class Tiles>
 __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, float scale,
                                         const Fp8Epilogue& epilogue, uint32_t ring, uint32_t full,
                                         uint32_t empty, const CUtensorMap& map_c, bool store_by_tma,
                                         uint32_t staging) {
   const int lane = threadIdx.x % 32;
   const int k_tiles = (p.k + kTileK - 1) / kTileK;
-  const bool paired = columns_paired<EpilogueKind::kStore>(p);
   const uint32_t rank = cluster_rank();
   const uint32_t release = cluster_address(empty, lane % kClusterBlocks);
   float total[kAccumulators] = {};
@@ -292,9 +168,7 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
        pair += gridDim.x / kClusterBlocks) {
     int row0, col0;
     tile_origin(p, pair, rank, row0, col0);
-    if constexpr (kKind == Fp8EpilogueKind::kUpdate) {
-      prefetch_masters(p, epilogue, row0 + consumer * kWgmmaM, col0);
-    }
+    Tiles::start(p, epilogue, row0 + consumer * kWgmmaM, col0);
     int previous = 0;
     for (int t = 0; t < k_tiles; ++t) {
       mbarrier_wait(full + stage * sizeof(uint64_t), phase);
@@ -336,23 +210,8 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
     accumulators_settled(total);
 #pragma unroll
     for (int i = 0; i < kAccumulators; ++i) total[i] *= scale;
-    if constexpr (kKind == Fp8EpilogueKind::kQuantise || kKind == Fp8EpilogueKind::kUpdate) {
-      constexpr bool kUpdate = kKind == Fp8EpilogueKind::kUpdate;
-      const int row = row0 + consumer * kWgmmaM;
-      if (row + kWgmmaM <= p.m && col0 + kWgmmaN <= p.n && p.n % 2 == 0) {
-        finish_quantised<kUpdate, true>(p, total, consumer, row, col0, epilogue, staging);
-      } else {
-        finish_quantised<kUpdate, false>(p, total, consumer, row, col0, epilogue, staging);
-      }
-    } else if constexpr (kKind == Fp8EpilogueKind::kBiasRelu) {
-      finish_accumulators<EpilogueKind::kBiasRelu>(p, total, row0 + consumer * kWgmmaM, col0,
-                                                   columns_paired<EpilogueKind::kBiasRelu>(p));
-    } else if (store_by_tma) {
-      clusters::store_accumulators(map_c, total, consumer, staging, row0 + consumer * kWgmmaM,
-                                   col0);
-    } else {
-      finish_accumulators<EpilogueKind::kStore>(p, total, row0 + consumer * kWgmmaM, col0, paired);
-    }
+    Tiles::finish(p, total, consumer, row0 + consumer * kWgmmaM, col0, epilogue, map_c,
+                  store_by_tma, staging);
 #pragma unroll
     for (int i = 0; i < kAccumulators; ++i) total[i] = 0.0f;
   }
@@ -363,7 +222,7 @@ __device__ __forceinline__ void consume(int consumer, const GemmProblem& p, floa
 #endif  // sm_90a
 
 // Chapter 11's kernel with the FP8 consumer; p is the problem as_halves.
-template <bool kPromote, Fp8EpilogueKind kKind>
+template <bool kPromote, class Tiles>
 __global__ void __launch_bounds__(clusters::kThreads, 1)
     fp8_gemm_kernel(const __grid_constant__ CUtensorMap map_a,
                     const __grid_constant__ CUtensorMap map_b,
@@ -391,7 +250,7 @@ __global__ void __launch_bounds__(clusters::kThreads, 1)
     if (threadIdx.x == 0) clusters::produce<Ring>(map_a, map_b, p, ring, full, empty);
   } else {
     setmaxnreg_inc<kConsumerRegisters>();
-    consume<kPromote, kKind>(
+    consume<kPromote, Tiles>(
         warpgroup - 1, p, *scale_a * *scale_b, epilogue, ring, full, empty, map_c, store_by_tma,
         staging + (warpgroup - 1) * clusters::kStoreBuffers * clusters::kStoreBoxBytes);
   }
@@ -400,46 +259,36 @@ __global__ void __launch_bounds__(clusters::kThreads, 1)
 #endif
 }
 
-// Needs k a multiple of 16 and a GPU with sm_90a code; every epilogue with the promoted sums,
-// kStore without.
-template <bool kPromote = true>
-void launch_fp8_cluster_gemm(const Fp8Problem& fp8, const Fp8Epilogue& epilogue,
-                             cudaStream_t stream) {
-  if (!kPromote && epilogue.kind != Fp8EpilogueKind::kStore) {
-    throw std::invalid_argument("launch_fp8_cluster_gemm: the sums in the tensor cores only store");
-  }
+// The product on Tiles' epilogue, p as it stands (k a multiple of 16, a GPU with sm_90a code).
+template <bool kPromote, class Tiles>
+void launch_fp8_tiles(const Fp8Problem& fp8, const Fp8Epilogue& epilogue, cudaStream_t stream) {
   GemmProblem p = as_halves(fp8, epilogue.c);
   p.epilogue.bias = epilogue.bias;  // chapter 08's kBiasRelu epilogue
   p.epilogue.out = epilogue.out;
   const TensorMaps<Ring::A, HalfTile> maps(p);
   const bool store_by_tma = epilogue.kind == Fp8EpilogueKind::kStore && stores_by_tma(p);
   const CUtensorMap map_c = store_by_tma ? store_map(p) : CUtensorMap{};
-  const auto launch = [&](auto kernel, int resident) {
-    const int blocks = kClusterBlocks * std::min(pair_count(p), resident);
-    const ClusterLaunch cluster_launch(kClusterBlocks, blocks, clusters::kThreads,
-                                       clusters::kSmemBytes<Ring>, stream);
-    CUDA_CHECK(cudaLaunchKernelEx(&cluster_launch.config, kernel, maps.a, maps.b, map_c,
-                                  store_by_tma, p, fp8.scale_a, fp8.scale_b, epilogue));
-  };
-  // One occupancy query per kernel.
-  const auto launch_kind = [&](auto kind) {
-    constexpr Fp8EpilogueKind kKind = decltype(kind)::value;
-    if constexpr (kPromote || kKind == Fp8EpilogueKind::kStore) {
-      static const int resident =
-          resident_clusters(fp8_gemm_kernel<kPromote, kKind>, clusters::kSmemBytes<Ring>);
-      launch(fp8_gemm_kernel<kPromote, kKind>, resident);
-    }
-  };
+  static const int resident =
+      resident_clusters(fp8_gemm_kernel<kPromote, Tiles>, clusters::kSmemBytes<Ring>);
+  const int blocks = kClusterBlocks * std::min(pair_count(p), resident);
+  const ClusterLaunch cluster_launch(kClusterBlocks, blocks, clusters::kThreads,
+                                     clusters::kSmemBytes<Ring>, stream);
+  CUDA_CHECK(cudaLaunchKernelEx(&cluster_launch.config, fp8_gemm_kernel<kPromote, Tiles>, maps.a,
+                                maps.b, map_c, store_by_tma, p, fp8.scale_a, fp8.scale_b,
+                                epilogue));
+}
+
+// kStore, and kBiasRelu with the promoted sums; the quantising epilogues are chapter 21's.
+template <bool kPromote = true>
+void launch_fp8_cluster_gemm(const Fp8Problem& fp8, const Fp8Epilogue& epilogue,
+                             cudaStream_t stream) {
   using Kind = Fp8EpilogueKind;
-  switch (epilogue.kind) {
-    case Kind::kStore:
-      return launch_kind(std::integral_constant<Kind, Kind::kStore>{});
-    case Kind::kBiasRelu:
-      return launch_kind(std::integral_constant<Kind, Kind::kBiasRelu>{});
-    case Kind::kQuantise:
-      return launch_kind(std::integral_constant<Kind, Kind::kQuantise>{});
-    case Kind::kUpdate:
-      return launch_kind(std::integral_constant<Kind, Kind::kUpdate>{});
+  if (epilogue.kind == Kind::kStore) {
+    launch_fp8_tiles<kPromote, StoreTiles<Kind::kStore>>(fp8, epilogue, stream);
+  } else if (kPromote && epilogue.kind == Kind::kBiasRelu) {
+    launch_fp8_tiles<true, StoreTiles<Kind::kBiasRelu>>(fp8, epilogue, stream);
+  } else {
+    throw std::invalid_argument("launch_fp8_cluster_gemm: an epilogue this kernel does not have");
   }
 }
 

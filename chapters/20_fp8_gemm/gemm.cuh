@@ -2,9 +2,10 @@
 // input, weights and output gradient, each quantised at a scale of its own that follows the
 // tensor's recent absolute maxima (delayed scaling: common/fp8_step.cuh, the FP8 chapters'
 // trainer), on Hopper's FP8 tensor cores at twice the fp16 rate: chapter 11's kernel with e4m3
-// wgmmas whose sums are promoted to fp32 every K tile, and epilogues that write the next tensor's
-// fp8 copies and amax, or update the weights (fp8_gemm.cuh). The masters stay fp32, the SGD the
-// same; the 10-wide output layer and evaluation stay fp16.
+// wgmmas whose sums are promoted to fp32 every K tile (fp8_gemm.cuh). The kernel stores fp32 C; a
+// kernel of the step's quantises it into the next tensor's fp8 copies, or updates the weights
+// from it (Fp8Epilogues::kSeparate). The masters stay fp32, the SGD the same; the 10-wide output
+// layer and evaluation stay fp16.
 //
 // When: fp8_steps_refusal() (common/fp8_step.cuh). Chapter 14's fp16 GEMMs train the other
 // models, a step at a time, and evaluate every model.
@@ -32,6 +33,7 @@ inline void launch_fp8_gemm(const Fp8Problem& p, const Fp8Epilogue& epilogue, cu
   launch_fp8_cluster_gemm<true>(p, epilogue, stream);
 }
 
-constexpr StepTraining kStepTraining = fp8_step_training<launch_fp8_gemm, fp8_steps_refusal>();
+constexpr StepTraining kStepTraining =
+    fp8_step_training<launch_fp8_gemm, Fp8Epilogues::kSeparate, fp8_steps_refusal>();
 
 }  // namespace mnist::fp8_gemm

@@ -1,8 +1,10 @@
-// The FP8 GEMM (chapters/20_fp8_gemm_gemm/fp8_gemm.cuh) against float64: random inputs of several
-// binades, quantised to e4m3 with a per-tensor power-of-two scale as the trainer would, multiplied
-// on the GPU, compared with the float64 product of the very values the codes stand for. Shapes: M =
-// 1, primes, N = 10, K = 784, tails of every tile; both kernels, the one that promotes its sums and
-// the one that accumulates in the tensor cores. Every element of C is poisoned (NaN) first.
+// The FP8 GEMMs (chapters 20-22) against float64: random inputs of several binades, quantised to
+// e4m3 with a per-tensor power-of-two scale as the trainer would, multiplied on the GPU, compared
+// with the float64 product of the very values the codes stand for. Shapes: M = 1, primes, N = 10,
+// K = 784, tails of every tile; chapter 20's kernel promoting its sums and accumulating in the
+// tensor cores, chapter 22's. Every element of C is poisoned (NaN) first. Then the epilogues that
+// quantise, each way the chapters compute them: chapter 20's C through the step's
+// finish_fp8_kernel, chapter 21's fused epilogues, chapter 22's.
 //   test_gemm_fp8 [sweep]   sweep: the error as K grows, with and without promotion: the largest
 //                           against sum |ab| and against the bound, and ||C - ref|| / ||ref||
 // The tolerance: a product of two e4m3 values is exact, so all error is in the sums. The test
@@ -20,10 +22,12 @@
 #include <vector>
 
 #include "20_fp8_gemm/fp8_gemm.cuh"
-#include "21_fp8_swap_ab/fp8_swap_ab.cuh"
+#include "21_fp8_fused_epilogue/fused_epilogue.cuh"
+#include "22_fp8_swap_ab/fp8_swap_ab.cuh"
 #include "check.hpp"
 #include "cuda_check.cuh"
 #include "fp8.hpp"
+#include "fp8_step.cuh"
 #include "rng.hpp"
 
 using namespace mnist;
@@ -167,25 +171,34 @@ Error run(int m, int n, int k, int bits, uint64_t seed) {
   return e;
 }
 
-// A kernel's quantising epilogue (kQuantise): run once storing C, once quantising; every code of
+// Where a quantising epilogue runs: chapter 20's kernel storing C, then the step's
+// finish_fp8_kernel (launch_fp8_separately); chapter 21's fused epilogues; chapter 22's swap AB.
+enum class Path { kSeparate, kFused, kSwapAb };
+const char* const kPathNames[] = {"C then finish_fp8_kernel, ", "fused, ", "swap AB, "};
+
+// An FP8 product with a quantising epilogue, along `path`; c: m x n floats for kSeparate's C.
+void launch_along(Path path, const Fp8Problem& problem, const Fp8Epilogue& epilogue, float* c) {
+  if (path == Path::kSwapAb) {
+    fp8_swap_ab::launch_fp8_swap_ab(problem, epilogue, nullptr);
+  } else if (path == Path::kFused || epilogue.kind == Fp8EpilogueKind::kBiasRelu) {
+    fp8_fused_epilogue::launch_fp8_fused_gemm(problem, epilogue, nullptr);
+  } else {
+    launch_fp8_separately<fp8_gemm::launch_fp8_cluster_gemm<true>>(problem, epilogue, c, nullptr);
+  }
+}
+
+// A quantising epilogue (kQuantise): run once storing C, once quantising; every code of
 // x and x_t (rows t_pitch apart, t_pitch > m) must be encode(v * scale) of that very C (the same
 // sums, bit for bit), v = ReLU(C + bias) (forward) or C where a random activation's code is > 0
 // (backward data), and the amax the largest |v|. Then, forward, its fp16 epilogue (kBiasRelu):
 // fp16(ReLU(C + bias)), within one fp16 rounding.
-template <bool kSwapAb>
-void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
+void check_quantised_output(Path path, int m, int n, int k, bool backward, uint64_t seed) {
   SplitMix64 rng(seed);
   const Quantised a = quantise(m, k, rng), b = quantise(n, k, rng);
   const std::vector<float> c =
-      multiply<true, kSwapAb>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
+      path == Path::kSwapAb ? multiply<true, true>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale})
+                            : multiply<true>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
   const int t_pitch = (m + 15) / 16 * 16 + 16;
-  const auto launch = [&](const Fp8Problem& problem, const Fp8Epilogue& epilogue) {
-    if (kSwapAb) {
-      fp8_swap_ab::launch_fp8_swap_ab(problem, epilogue, nullptr);
-    } else {
-      fp8_gemm::launch_fp8_cluster_gemm<true>(problem, epilogue, nullptr);
-    }
-  };
   std::vector<float> bias(n);
   for (float& x : bias) x = 2 * rng.uniform01() - 1;
   std::vector<uint8_t> active(size_t(m) * n);  // codes of either sign, zeros among them
@@ -202,8 +215,9 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
   }
   ScalingState state{0u, 1, {largest}, fp8_scale(largest, kE4m3Max), 0.0f};
   uint8_t *d_a, *d_b, *d_x, *d_x_t, *d_active;
-  float *d_scales, *d_bias;
+  float *d_scales, *d_bias, *d_c;
   ScalingState* d_state;
+  CUDA_CHECK(cudaMalloc(&d_c, c.size() * sizeof(float)));
   CUDA_CHECK(cudaMalloc(&d_a, a.codes.size()));
   CUDA_CHECK(cudaMalloc(&d_b, b.codes.size()));
   CUDA_CHECK(cudaMalloc(&d_x, size_t(m) * n));
@@ -230,7 +244,7 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
   out.t_pitch = t_pitch;
   out.scaling = d_state;
   const Fp8Problem problem{m, n, k, d_a, d_b, d_scales, d_scales + 1};
-  launch(problem, out);
+  launch_along(path, problem, out, d_c);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<uint8_t> x(size_t(m) * n), x_t(size_t(t_pitch) * n);
   CUDA_CHECK(cudaMemcpy(x.data(), d_x, x.size(), cudaMemcpyDeviceToHost));
@@ -246,7 +260,7 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
   }
   float amax = 0.0f;
   std::memcpy(&amax, &state.amax_bits, sizeof amax);
-  const std::string what = std::string(kSwapAb ? "swap AB, " : "clusters, ") +
+  const std::string what = std::string(kPathNames[int(path)]) +
                            (backward ? "backward data " : "forward ") + std::to_string(m) + " x " +
                            std::to_string(n) + " x " + std::to_string(k) + ": " +
                            std::to_string(wrong) + " codes differ, amax " + std::to_string(amax) +
@@ -261,7 +275,7 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
     half_out.kind = Fp8EpilogueKind::kBiasRelu;
     half_out.bias = d_bias;
     half_out.out = d_out;
-    launch(problem, half_out);
+    launch_along(path, problem, half_out, d_c);
     std::vector<__half> got(size_t(m) * n);
     CUDA_CHECK(cudaMemcpy(got.data(), d_out, got.size() * sizeof(__half), cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaFree(d_out));
@@ -280,15 +294,15 @@ void check_quantised_output(int m, int n, int k, bool backward, uint64_t seed) {
   for (void* p :
        {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_x),
         static_cast<void*>(d_x_t), static_cast<void*>(d_scales), static_cast<void*>(d_bias),
-        static_cast<void*>(d_state), static_cast<void*>(d_active)}) {
+        static_cast<void*>(d_state), static_cast<void*>(d_active), static_cast<void*>(d_c)}) {
     CUDA_CHECK(cudaFree(p));
   }
 }
 
-// The weight update fused into a weight gradient's product (kUpdate): run once storing
-// C = dW, once updating; every master must be fmaf(-learning_rate, dW, w) of that very dW, every
-// code of w and w_t encode(master * scale), and the amax the largest |master|.
-void check_weight_update(int m, int n, int k, uint64_t seed) {
+// The weight update (kUpdate) of a weight gradient's product: run once storing C = dW, once
+// updating; every master must be fmaf(-learning_rate, dW, w) of that very dW, every code of w and
+// w_t encode(master * scale), and the amax the largest |master|.
+void check_weight_update(Path path, int m, int n, int k, uint64_t seed) {
   SplitMix64 rng(seed);
   const Quantised a = quantise(m, k, rng), b = quantise(n, k, rng);
   const std::vector<float> dw = multiply<true>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
@@ -302,8 +316,9 @@ void check_weight_update(int m, int n, int k, uint64_t seed) {
   }
   ScalingState state{0u, 1, {largest}, fp8_scale(largest, kE4m3Max), 0.0f};
   uint8_t *d_a, *d_b, *d_w, *d_w_t;
-  float *d_scales, *d_master;
+  float *d_scales, *d_master, *d_c;
   ScalingState* d_state;
+  CUDA_CHECK(cudaMalloc(&d_c, master.size() * sizeof(float)));
   CUDA_CHECK(cudaMalloc(&d_a, a.codes.size()));
   CUDA_CHECK(cudaMalloc(&d_b, b.codes.size()));
   CUDA_CHECK(cudaMalloc(&d_w, master.size()));
@@ -328,8 +343,7 @@ void check_weight_update(int m, int n, int k, uint64_t seed) {
   update.x_t = d_w_t;
   update.t_pitch = m;
   update.scaling = d_state;
-  fp8_gemm::launch_fp8_cluster_gemm<true>({m, n, k, d_a, d_b, d_scales, d_scales + 1}, update,
-                                          nullptr);
+  launch_along(path, {m, n, k, d_a, d_b, d_scales, d_scales + 1}, update, d_c);
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<uint8_t> w(master.size()), w_t(master.size());
   CUDA_CHECK(
@@ -348,7 +362,8 @@ void check_weight_update(int m, int n, int k, uint64_t seed) {
   }
   float amax = 0.0f;
   std::memcpy(&amax, &state.amax_bits, sizeof amax);
-  const std::string what = "weight update " + std::to_string(m) + " x " + std::to_string(n) +
+  const std::string what = std::string(kPathNames[int(path)]) + "weight update " +
+                           std::to_string(m) + " x " + std::to_string(n) +
                            " x " + std::to_string(k) + ": " + std::to_string(wrong_masters) +
                            " masters and " + std::to_string(wrong_codes) + " codes differ, amax " +
                            std::to_string(amax) + " of " + std::to_string(largest);
@@ -357,7 +372,8 @@ void check_weight_update(int m, int n, int k, uint64_t seed) {
   CHECK_MSG(state.unscale == 1.0f / state.scale, "the copies' factor, 1 / their scale, is noted");
   for (void* p : {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_w),
                   static_cast<void*>(d_w_t), static_cast<void*>(d_scales),
-                  static_cast<void*>(d_master), static_cast<void*>(d_state)}) {
+                  static_cast<void*>(d_master), static_cast<void*>(d_state),
+                  static_cast<void*>(d_c)}) {
     CUDA_CHECK(cudaFree(p));
   }
 }
@@ -417,15 +433,17 @@ int main(int argc, char** argv) {
   // The quantising epilogue: odd and even batches, a tail of every tile, N = 10.
   for (const auto& s : {std::array<int, 3>{32, 1000, 784}, {255, 4100, 272}, {7, 10, 48}}) {
     for (const bool backward : {false, true}) {
-      check_quantised_output<true>(s[0], s[1], s[2], backward, 11 + s[0]);
-      check_quantised_output<false>(s[0], s[1], s[2], backward, 11 + s[0]);
+      for (const Path path : {Path::kSeparate, Path::kFused, Path::kSwapAb}) {
+        check_quantised_output(path, s[0], s[1], s[2], backward, 11 + s[0]);
+      }
     }
   }
   // The weight update: K = a batch, tails of every tile, an odd N (no 16-bit code pairs), M a
   // multiple of 16 (w_t in 16-byte stores) and not.
   for (const auto& s :
        {std::array<int, 3>{1000, 784, 256}, {512, 784, 32}, {300, 1001, 32}, {129, 10, 48}}) {
-    check_weight_update(s[0], s[1], s[2], 23 + s[1]);
+    check_weight_update(Path::kSeparate, s[0], s[1], s[2], 23 + s[1]);
+    check_weight_update(Path::kFused, s[0], s[1], s[2], 23 + s[1]);
   }
   return testing::finish("gemm_fp8");
 }
