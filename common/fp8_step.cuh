@@ -15,6 +15,7 @@
 // A chapter whose kernel stores C but does not quantise it (Fp8Epilogues::kSeparate) has each
 // kQuantise and kUpdate product store fp32 C into a scratch tensor that finish_fp8_kernel then
 // reads (launch_fp8_separately).
+//
 // The transposed copies exist because FP8 wgmma reads only K-major operands. The batch's last
 // rows past a short step's end stay zero in every gradient, so the weight gradients multiply over
 // the whole batch (K a multiple of 16) and the rows past the end add nothing.

@@ -1,9 +1,9 @@
 // Chapter 20's FP8 kernel with its epilogues fused: the tiles of a product leave as the next
 // tensor's fp8 copies instead of as fp32 C for the trainer to quantise in a pass of its own.
 //
-//   chapter 20   GEMM -> C (fp32, m x n) -> quantise kernel -> x, x_t, amax     C: 4 bytes written
-//                                                                               and read again
-//   here         GEMM -> registers -> x, x_t, amax                              1 byte + 1 byte
+//   chapter 20   product -> C (fp32) -> finish_fp8_kernel -> x, x_t, amax   4 bytes an element
+//                                                                          stored, then read
+//   here         product -> registers -> x, x_t, amax                      1 + 1 bytes stored
 //
 //   kQuantise   forward, ReLU(C + bias): the next layer's input; backward data, C where the
 //               activation's code is > 0: the layer below's gradient

@@ -1,9 +1,9 @@
 // Chapter 22: the FP8 step's batch-sized products on chapter 12's swap-AB tiles. Chapter 21 runs
 // every FP8 product on 128 x 256 tiles, so a forward or backward-data product at batch 256 has
 // (width / 128) x 1 tiles for 132 SMs. Here the weights go on wgmma's M and the batch on its N
-// (fp8_swap_ab.cuh), each K tile's sums promoted in chunks of at most 128 batch columns, with
-// chapter 21's quantising epilogue in the transposed layout; the weight gradients stay on chapter
-// 21's tiles, whose epilogue updates the weights.
+// (fp8_swap_ab.cuh), each K tile's sums promoted in chunks of at most 128 batch columns, and
+// quantised, as chapter 21's epilogue does, in the transposed layout; the weight gradients stay on
+// chapter 21's tiles, whose epilogue updates the weights.
 //
 // When: fp8_steps_refusal() (common/fp8_step.cuh), as chapter 20.
 #pragma once
