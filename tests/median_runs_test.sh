@@ -107,6 +107,24 @@ cmp -s "$scratch/fp8_median.csv" "$fp8/median.csv" ||
 output=$(python3 "$root/bench/fp8_median.py" "$scratch/none.csv" "$scratch/missing.csv" 2>&1) &&
   fail "fp8_median.py took a missing CSV"
 [ "$(grep -c '^error: ' <<<"$output")" -eq 1 ] || fail "fp8_median.py on a missing CSV: $output"
+# maint/fp8_kernel_times.py gives the committed kernel_times.csv from the committed Nsight Compute
+# printouts, byte for byte, and refuses a printout with no whole step with one line.
+ncu=$root/docs/results/fp8/ncu
+big=784-8192-8192-8192-10 small=784-1024-1024-1024-10
+python3 "$root/maint/fp8_kernel_times.py" "$scratch/kernel_times.csv" \
+  "20_fp8_gemm:$big:$ncu/b256_20_fp8_gemm.csv" \
+  "21_fp8_fused_epilogue:$big:$ncu/b256_21_fp8_fused_epilogue.csv" \
+  "22_fp8_swap_ab:$big:$ncu/b256_22_fp8_swap_ab.csv" \
+  "20_fp8_gemm:$small:$ncu/default_20_fp8_gemm.csv" \
+  "21_fp8_fused_epilogue:$small:$ncu/default_21_fp8_fused_epilogue.csv" ||
+  fail "fp8_kernel_times.py on the committed printouts"
+cmp -s "$scratch/kernel_times.csv" "$root/docs/results/fp8/kernel_times.csv" ||
+  fail "fp8_kernel_times.py: $(diff "$scratch/kernel_times.csv" "$root/docs/results/fp8/kernel_times.csv" | head -3)"
+head -n 20 "$ncu/b256_20_fp8_gemm.csv" > "$scratch/short.csv"
+output=$(python3 "$root/maint/fp8_kernel_times.py" "$scratch/none.csv" \
+  "20_fp8_gemm:$big:$scratch/short.csv" 2>&1) && fail "fp8_kernel_times.py took a printout without a whole step"
+[ "$(grep -c '^error: ' <<<"$output")" -eq 1 ] || fail "fp8_kernel_times.py on a short printout: $output"
 
 echo "median_runs: medians, ranges and skipped cases over 3 stand-in processes, the summary" \
-  "reads them, 4 bad inputs refused with one line; fp8_median.py reproduces the FP8 median"
+  "reads them, 4 bad inputs refused with one line; fp8_median.py reproduces the FP8 median," \
+  "fp8_kernel_times.py the FP8 step's kernel times"

@@ -407,12 +407,15 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  // m, n, k: M = 1, N = 10, K = 784, primes past every tile, whole tiles, a long K, and more
-  // pairs of tiles (9 x 17) than an H100 runs clusters at once, so that a block computes several.
+  // m, n, k: M = 1, N = 10, K = 784, primes past every tile, whole tiles, a long K, more pairs
+  // of tiles (9 x 17) than an H100 runs clusters at once, so that a block computes several, and,
+  // for swap AB, more weight rows than 128-wide batch tiles fit at once: a 256-wide batch tile,
+  // promoted in two chunks.
   const int shapes[][3] = {{1, 10, 784},       {17, 31, 48},      {128, 192, 128},
                            {129, 193, 272},    {257, 385, 784},   {131, 10, 1040},
                            {1000, 1000, 1024}, {512, 576, 8192},  {2049, 4100, 144},
-                           {32, 1000, 784},    {256, 4100, 2048}, {100, 8192, 272}};
+                           {32, 1000, 784},    {256, 4100, 2048}, {100, 8192, 272},
+                           {200, 17000, 272}};
   for (const auto& s : shapes) {
     for (const int kernel : {0, 1, 2}) {  // promoted, in the tensor cores, swap AB (promoted)
       if (kernel == 2 && s[0] > swap_ab::kMaxBatch) continue;
