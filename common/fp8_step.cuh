@@ -135,7 +135,8 @@ constexpr int kQuantiseTile = 64;  // quantise_tile's
 constexpr int kQuantiseThreads = 256;
 
 inline dim3 quantise_grid(int rows, int width) {
-  return dim3((width + kQuantiseTile - 1) / kQuantiseTile, (rows + kQuantiseTile - 1) / kQuantiseTile);
+  return dim3((width + kQuantiseTile - 1) / kQuantiseTile,
+              (rows + kQuantiseTile - 1) / kQuantiseTile);
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
@@ -172,7 +173,7 @@ template <class Values>
 __device__ void quantise_tile(int rows, int width, const Values& values, uint8_t* x, uint8_t* x_t,
                               int t_pitch, ScalingState* scaling) {
   __shared__ __align__(4) uint8_t staged[kQuantiseTile][kQuantiseTile + 4];  // + 4: rows in
-                                                                               // different banks
+                                                                             // different banks
   const int r0 = blockIdx.y * kQuantiseTile, j0 = blockIdx.x * kQuantiseTile;
   const float scale = scaling->scale;
   float amax = 0.0f;
@@ -292,7 +293,9 @@ static __global__ void output_backward_kernel(const __half*, const __half*, cons
                                               int, uint8_t*, uint8_t*, ScalingState*) {
   __trap();
 }
-static __global__ void finish_fp8_kernel(const float*, int, int, const Fp8Epilogue) { __trap(); }
+static __global__ void finish_fp8_kernel(const float*, int, int, const Fp8Epilogue) {
+  __trap();
+}
 static __global__ void fp8_bias_sgd_kernel(const uint8_t*, int, int, const ScalingState*, float*,
                                            float) {
   __trap();
@@ -434,8 +437,8 @@ template <Fp8Launch kLaunch, Fp8Epilogues kEpilogues>
 void fp8_train_steps(const StepBuffers& b, int steps, float learning_rate, cudaStream_t stream) {
   const Fp8Model m = fp8_model_of(b, kEpilogues);
   for (int s = b.next_step; s < b.next_step + steps; ++s) {
-    enqueue_fp8_step<kLaunch, kEpilogues>(b, m, std::min(b.batch, b.train_count - s * b.batch), learning_rate,
-                              false, stream);
+    enqueue_fp8_step<kLaunch, kEpilogues>(b, m, std::min(b.batch, b.train_count - s * b.batch),
+                                          learning_rate, false, stream);
   }
 }
 
@@ -459,8 +462,7 @@ void fp8_prepare(const StepBuffers& b, cudaStream_t stream) {
   const BiasUpdate output_bias{top.grad, top.bias, top.out};
   CUDA_CHECK(cudaMemcpyAsync(m.output_bias, &output_bias, sizeof output_bias,
                              cudaMemcpyHostToDevice, stream));
-  enqueue_fp8_step<kLaunch, kEpilogues>(b, m, std::min(b.batch, b.train_count), 0.0f, true,
-                                        stream);
+  enqueue_fp8_step<kLaunch, kEpilogues>(b, m, std::min(b.batch, b.train_count), 0.0f, true, stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));  // output_bias is on this stack
 }
 
@@ -473,7 +475,8 @@ inline void fp8_before_evaluation(const StepBuffers& b, cudaStream_t stream) {
 }
 
 // A chapter's kStepTraining: this step on its launch_fp8_gemm, for the models `refusal` takes.
-template <Fp8Launch kLaunch, Fp8Epilogues kEpilogues, std::string (*kRefusal)(const LayerSizes&, int)>
+template <Fp8Launch kLaunch, Fp8Epilogues kEpilogues,
+          std::string (*kRefusal)(const LayerSizes&, int)>
 constexpr StepTraining fp8_step_training() {
   return {kRefusal,
           fp8_train_steps<kLaunch, kEpilogues>,

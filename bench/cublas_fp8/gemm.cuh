@@ -28,7 +28,6 @@ constexpr bool kFusedEpilogue = true;
 constexpr bool kReplayStepAsGraph = false;
 constexpr bool kNeedsSm90a = true;  // the FP8 step's own kernels are built for the chapters' GPU
 
-
 // The two scales of a product where cuBLASLt takes them (16-byte aligned, kScaleStride apart).
 __global__ void place_scales_kernel(const float* scale_a, const float* scale_b, float* scales) {
   scales[0] = *scale_a;

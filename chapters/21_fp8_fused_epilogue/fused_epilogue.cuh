@@ -81,8 +81,8 @@ __device__ __forceinline__ void prefetch_masters(const GemmProblem& p, const Fp8
 // cache, and most of the kernel's time went to fetching it). kWhole (the tile inside C, n even):
 // no bounds checks. g is spent.
 // x_t goes through `staging` (this consumer's 16 KiB, which chapter 11's TMA store of C would
-// use) transposed: written from the registers, its codes would be single bytes t_pitch apart, one L2
-// write each.
+// use) transposed: written from the registers, its codes would be single bytes t_pitch apart, one
+// L2 write each.
 template <bool kUpdate, bool kWhole>
 __device__ __forceinline__ void finish_quantised(const GemmProblem& p, float (&g)[kAccumulators],
                                                  int consumer, int row0, int col0,
@@ -102,10 +102,10 @@ __device__ __forceinline__ void finish_quantised(const GemmProblem& p, float (&g
 #pragma unroll
       for (int i = 0; i < kEpilogueGroup; ++i) {
         const int col = col0 + 8 * (i0 + i) + lane % 4 * 2;
-        in[h][i] = kWhole || (row < p.m && col < p.n)
-                       ? epilogue_inputs<kUpdate, kWhole>(e, size_t(row) * p.n + col, col,
-                                                          col + 1 < p.n)
-                       : float2{};
+        in[h][i] =
+            kWhole || (row < p.m && col < p.n)
+                ? epilogue_inputs<kUpdate, kWhole>(e, size_t(row) * p.n + col, col, col + 1 < p.n)
+                : float2{};
       }
     }
 #pragma unroll
