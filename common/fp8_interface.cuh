@@ -1,6 +1,8 @@
 // The FP8 chapters' GEMM interface, as gemm_interface.cuh is the fp16 chapters': one product of
 // e4m3 operands and what its epilogue leaves. The FP8 training step (fp8_step.cuh) asks the
-// chapter's launch_fp8_gemm(problem, epilogue, stream) for every product of the hidden layers.
+// chapter's launch_fp8_gemm(problem, epilogue, stream) for every product of the hidden layers:
+// kQuantise and kUpdate only of a chapter that fuses them (Fp8Epilogues::kFused); of the others
+// kStore, and finish_fp8_kernel does the rest in a pass over C.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -31,7 +33,7 @@ enum class Fp8EpilogueKind {
   // unscale into *scaling: forward, ReLU(C + bias), the next layer's input; backward data (active
   // set), C where active's code is > 0, the layer below's gradient.
   kQuantise,
-  // SGD fused into a weight gradient's product: master (m x n fp32) -= learning_rate C, its e4m3
+  // SGD on a weight gradient's product: master (m x n fp32) -= learning_rate C, its e4m3
   // copy into x and, where not null, the transposed copy into x_t (t_pitch = m), amax and unscale
   // into *scaling.
   kUpdate,
