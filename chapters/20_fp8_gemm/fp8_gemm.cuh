@@ -34,8 +34,6 @@
 #include "11_clusters/gemm.cuh"
 #include "12_swap_ab/swap_ab.cuh"  // MNIST_D16: a wgmma's accumulator operands
 #include "fp8_interface.cuh"
-#include "fp8_quantise.cuh"
-#include "fp8_scaling.cuh"
 
 namespace mnist::fp8_gemm {
 
