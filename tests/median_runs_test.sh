@@ -120,6 +120,15 @@ python3 "$root/maint/fp8_kernel_times.py" "$scratch/kernel_times.csv" \
   fail "fp8_kernel_times.py on the committed printouts"
 cmp -s "$scratch/kernel_times.csv" "$root/docs/results/fp8/kernel_times.csv" ||
   fail "fp8_kernel_times.py: $(diff "$scratch/kernel_times.csv" "$root/docs/results/fp8/kernel_times.csv" | head -3)"
+update=$root/docs/results/fp8/weight_update
+python3 "$root/maint/fp8_kernel_times.py" "$scratch/update_times.csv" \
+  "22_fp8_swap_ab:$big:$update/ncu/b256_22_fp8_swap_ab.csv" \
+  "23_fp8_weight_update:$big:$update/ncu/b256_23_fp8_weight_update.csv" \
+  "22_fp8_swap_ab:$small:$update/ncu/default_22_fp8_swap_ab.csv" \
+  "23_fp8_weight_update:$small:$update/ncu/default_23_fp8_weight_update.csv" ||
+  fail "fp8_kernel_times.py on chapter 23's printouts"
+cmp -s "$scratch/update_times.csv" "$update/kernel_times.csv" ||
+  fail "fp8_kernel_times.py: $(diff "$scratch/update_times.csv" "$update/kernel_times.csv" | head -3)"
 head -n 20 "$ncu/b256_20_fp8_gemm.csv" > "$scratch/short.csv"
 output=$(python3 "$root/maint/fp8_kernel_times.py" "$scratch/none.csv" \
   "20_fp8_gemm:$big:$scratch/short.csv" 2>&1) && fail "fp8_kernel_times.py took a printout without a whole step"

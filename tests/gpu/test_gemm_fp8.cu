@@ -24,6 +24,7 @@
 #include "20_fp8_gemm/fp8_gemm.cuh"
 #include "21_fp8_fused_epilogue/fused_epilogue.cuh"
 #include "22_fp8_swap_ab/fp8_swap_ab.cuh"
+#include "23_fp8_weight_update/fp8_weight_update.cuh"
 #include "check.hpp"
 #include "cuda_check.cuh"
 #include "fp8.hpp"
@@ -172,14 +173,18 @@ Error run(int m, int n, int k, int bits, uint64_t seed) {
 }
 
 // Where a quantising epilogue runs: chapter 20's kernel storing C, then the step's
-// finish_fp8_kernel (launch_fp8_separately); chapter 21's fused epilogues; chapter 22's swap AB.
-enum class Path { kSeparate, kFused, kSwapAb };
-const char* const kPathNames[] = {"C then finish_fp8_kernel, ", "fused, ", "swap AB, "};
+// finish_fp8_kernel (launch_fp8_separately); chapter 21's fused epilogues; chapter 22's swap AB;
+// chapter 23's weight update through shared memory (kUpdate only).
+enum class Path { kSeparate, kFused, kSwapAb, kTmaUpdate };
+const char* const kPathNames[] = {"C then finish_fp8_kernel, ", "fused, ", "swap AB, ",
+                                  "TMA update, "};
 
 // An FP8 product with a quantising epilogue, along `path`; c: m x n floats for kSeparate's C.
 void launch_along(Path path, const Fp8Problem& problem, const Fp8Epilogue& epilogue, float* c) {
   if (path == Path::kSwapAb) {
     fp8_swap_ab::launch_fp8_swap_ab(problem, epilogue, nullptr);
+  } else if (path == Path::kTmaUpdate) {
+    fp8_weight_update::launch_fp8_weight_update(problem, epilogue, nullptr);
   } else if (path == Path::kFused || epilogue.kind == Fp8EpilogueKind::kBiasRelu) {
     fp8_fused_epilogue::launch_fp8_fused_gemm(problem, epilogue, nullptr);
   } else {
@@ -196,8 +201,9 @@ void check_quantised_output(Path path, int m, int n, int k, bool backward, uint6
   SplitMix64 rng(seed);
   const Quantised a = quantise(m, k, rng), b = quantise(n, k, rng);
   const std::vector<float> c =
-      path == Path::kSwapAb ? multiply<true, true>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale})
-                            : multiply<true>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
+      path == Path::kSwapAb
+          ? multiply<true, true>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale})
+          : multiply<true>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
   const int t_pitch = (m + 15) / 16 * 16 + 16;
   std::vector<float> bias(n);
   for (float& x : bias) x = 2 * rng.uniform01() - 1;
@@ -285,8 +291,9 @@ void check_quantised_output(Path path, int m, int n, int k, bool backward, uint6
         const float want = std::fmax(c[size_t(i) * n + j] + bias[j], 0.0f);
         const float g = __half2float(got[size_t(i) * n + j]);
         // Past fp16's largest finite value (65504) the output is inf.
-        far += !(std::isinf(g) ? g > 0.0f && want >= 65504.0f
-                               : std::fabs(g - want) <= std::ldexp(std::fabs(want), -10) + 0x1p-24f);
+        far +=
+            !(std::isinf(g) ? g > 0.0f && want >= 65504.0f
+                            : std::fabs(g - want) <= std::ldexp(std::fabs(want), -10) + 0x1p-24f);
       }
     }
     CHECK_MSG(far == 0, std::to_string(far) + " fp16 outputs differ from fp16(ReLU(C + bias))");
@@ -363,17 +370,17 @@ void check_weight_update(Path path, int m, int n, int k, uint64_t seed) {
   float amax = 0.0f;
   std::memcpy(&amax, &state.amax_bits, sizeof amax);
   const std::string what = std::string(kPathNames[int(path)]) + "weight update " +
-                           std::to_string(m) + " x " + std::to_string(n) +
-                           " x " + std::to_string(k) + ": " + std::to_string(wrong_masters) +
+                           std::to_string(m) + " x " + std::to_string(n) + " x " +
+                           std::to_string(k) + ": " + std::to_string(wrong_masters) +
                            " masters and " + std::to_string(wrong_codes) + " codes differ, amax " +
                            std::to_string(amax) + " of " + std::to_string(largest);
   std::printf("%s\n", what.c_str());
   CHECK_MSG(wrong_masters == 0 && wrong_codes == 0 && amax == largest, what);
   CHECK_MSG(state.unscale == 1.0f / state.scale, "the copies' factor, 1 / their scale, is noted");
-  for (void* p : {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_w),
-                  static_cast<void*>(d_w_t), static_cast<void*>(d_scales),
-                  static_cast<void*>(d_master), static_cast<void*>(d_state),
-                  static_cast<void*>(d_c)}) {
+  for (void* p :
+       {static_cast<void*>(d_a), static_cast<void*>(d_b), static_cast<void*>(d_w),
+        static_cast<void*>(d_w_t), static_cast<void*>(d_scales), static_cast<void*>(d_master),
+        static_cast<void*>(d_state), static_cast<void*>(d_c)}) {
     CUDA_CHECK(cudaFree(p));
   }
 }
@@ -411,10 +418,9 @@ int main(int argc, char** argv) {
   // of tiles (9 x 17) than an H100 runs clusters at once, so that a block computes several, and,
   // for swap AB, more weight rows than 128-wide batch tiles fit at once: a 256-wide batch tile,
   // promoted in two chunks.
-  const int shapes[][3] = {{1, 10, 784},       {17, 31, 48},      {128, 192, 128},
-                           {129, 193, 272},    {257, 385, 784},   {131, 10, 1040},
-                           {1000, 1000, 1024}, {512, 576, 8192},  {2049, 4100, 144},
-                           {32, 1000, 784},    {256, 4100, 2048}, {100, 8192, 272},
+  const int shapes[][3] = {{1, 10, 784},      {17, 31, 48},    {128, 192, 128},    {129, 193, 272},
+                           {257, 385, 784},   {131, 10, 1040}, {1000, 1000, 1024}, {512, 576, 8192},
+                           {2049, 4100, 144}, {32, 1000, 784}, {256, 4100, 2048},  {100, 8192, 272},
                            {200, 17000, 272}};
   for (const auto& s : shapes) {
     for (const int kernel : {0, 1, 2}) {  // promoted, in the tensor cores, swap AB (promoted)
@@ -447,6 +453,11 @@ int main(int argc, char** argv) {
        {std::array<int, 3>{1000, 784, 256}, {512, 784, 32}, {300, 1001, 32}, {129, 10, 48}}) {
     check_weight_update(Path::kSeparate, s[0], s[1], s[2], 23 + s[1]);
     check_weight_update(Path::kFused, s[0], s[1], s[2], 23 + s[1]);
+  }
+  // Chapter 23's: one K tile and two, the second partial; tails of both tile sides; N < 64.
+  for (const auto& s :
+       {std::array<int, 3>{512, 784, 32}, {1040, 784, 256}, {208, 48, 144}, {8192, 96, 256}}) {
+    check_weight_update(Path::kTmaUpdate, s[0], s[1], s[2], 29 + s[1]);
   }
   return testing::finish("gemm_fp8");
 }
