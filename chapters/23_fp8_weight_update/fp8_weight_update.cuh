@@ -1,6 +1,6 @@
 // Chapter 14's weight update in FP8. At batch 256 a weight gradient dW = dZ^T X is 8192 x 8192 x
-// 256: its products take a few microseconds, and its epilogue reads each fp32 master, writes it
-// back and writes its two e4m3 copies, w and w_t: 10 bytes of memory per element, as many as
+// 256: 256 multiply-adds an element, and an epilogue that reads each fp32 master, writes it back
+// and writes its two e4m3 copies, w and w_t: 10 bytes of memory per element, as many as
 // chapter 14's fp16 update moves. On chapter 21's 128 x 256 tiles, one block per SM, the epilogue
 // loads the masters into registers, a group at a time, and waits for each group.
 //

@@ -1,10 +1,10 @@
-// The FP8 GEMMs (chapters 20-22) against float64: random inputs of several binades, quantised to
+// The FP8 GEMMs (chapters 20-23) against float64: random inputs of several binades, quantised to
 // e4m3 with a per-tensor power-of-two scale as the trainer would, multiplied on the GPU, compared
 // with the float64 product of the very values the codes stand for. Shapes: M = 1, primes, N = 10,
 // K = 784, tails of every tile; chapter 20's kernel promoting its sums and accumulating in the
 // tensor cores, chapter 22's. Every element of C is poisoned (NaN) first. Then the epilogues that
 // quantise, each way the chapters compute them: chapter 20's C through the step's
-// finish_fp8_kernel, chapter 21's fused epilogues, chapter 22's.
+// finish_fp8_kernel, chapter 21's fused epilogues, chapter 22's; the weight update, chapter 23's.
 //   test_gemm_fp8 [sweep]   sweep: the error as K grows, with and without promotion: the largest
 //                           against sum |ab| and against the bound, and ||C - ref|| / ||ref||
 // The tolerance: a product of two e4m3 values is exact, so all error is in the sums. The test
