@@ -25,8 +25,9 @@ wait lies on a path the address-order walk does not follow (chapter 10's kernel:
 an EXIT after its stores): its exits are not checked.
 
 Each kernel named must name a function with at least one UTMASTG, so the check cannot pass by
-finding none. By default, the weight update as a --kernel and the tile loops of chapters 10 and 11
-as --loop-kernels, wherever the binary has them, and at least one TMA store among them. Exit 77
+finding none. By default, the weight updates as a --kernel (chapter 14's, and chapter 23's
+fp8_weight_update_kernel, whose name holds it) and the tile loops of chapters 10 and 11 as
+--loop-kernels, wherever the binary has them, and at least one TMA store among them. Exit 77
 (SKIP) without cuobjdump or without sm_90a machine code; 1 with one line per fault.
 """
 import argparse
