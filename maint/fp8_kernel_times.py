@@ -65,11 +65,13 @@ def roles(kernels, hidden):
         elif any(k in name for k in ("fp8_gemm_kernel", "fp8_swap_ab_kernel",
                                       "fp8_weight_update_kernel")):
             last_product, last_layer = todo.pop(0)
-            role = last_product + (" (kUpdate)" if "weight gradient" in last_product and
-                                   "QuantisedTiles<1>" in name else "")
+            update = "weight gradient" in last_product
+            role = last_product
             if "fp8_weight_update_kernel" in name:
-                role = last_product + " (through shared memory)"
-            if "weight gradient" in last_product and "StoreTiles" in name:
+                role += " (through shared memory)"
+            elif update and "QuantisedTiles<1>" in name:
+                role += " (kUpdate)"
+            elif update and "StoreTiles" in name:
                 role = f"layer {last_layer} weight gradient, C stored"
             elif "StoreTiles<0>" in name:
                 role = last_product.replace("quantised output", "C stored").replace(

@@ -107,28 +107,31 @@ cmp -s "$scratch/fp8_median.csv" "$fp8/median.csv" ||
 output=$(python3 "$root/bench/fp8_median.py" "$scratch/none.csv" "$scratch/missing.csv" 2>&1) &&
   fail "fp8_median.py took a missing CSV"
 [ "$(grep -c '^error: ' <<<"$output")" -eq 1 ] || fail "fp8_median.py on a missing CSV: $output"
-# maint/fp8_kernel_times.py gives the committed kernel_times.csv from the committed Nsight Compute
-# printouts, byte for byte, and refuses a printout with no whole step with one line.
+# maint/fp8_kernel_times.py gives each committed kernel_times.csv from the committed Nsight
+# Compute printouts beside it (ncu/), byte for byte, and refuses a printout with no whole step with
+# one line. kernel_times_reproduced FOLDER CHAPTER:LAYERS:PRINTOUT...
+kernel_times_reproduced() {
+  local folder=$1 spec specs=()
+  shift
+  for spec in "$@"; do specs+=("${spec%:*}:$folder/ncu/${spec##*:}"); done
+  python3 "$root/maint/fp8_kernel_times.py" "$scratch/kernel_times.csv" "${specs[@]}" ||
+    fail "fp8_kernel_times.py on the printouts of $folder"
+  cmp -s "$scratch/kernel_times.csv" "$folder/kernel_times.csv" ||
+    fail "fp8_kernel_times.py: $(diff "$scratch/kernel_times.csv" "$folder/kernel_times.csv" | head -3)"
+}
 ncu=$root/docs/results/fp8/ncu
 big=784-8192-8192-8192-10 small=784-1024-1024-1024-10
-python3 "$root/maint/fp8_kernel_times.py" "$scratch/kernel_times.csv" \
-  "20_fp8_gemm:$big:$ncu/b256_20_fp8_gemm.csv" \
-  "21_fp8_fused_epilogue:$big:$ncu/b256_21_fp8_fused_epilogue.csv" \
-  "22_fp8_swap_ab:$big:$ncu/b256_22_fp8_swap_ab.csv" \
-  "20_fp8_gemm:$small:$ncu/default_20_fp8_gemm.csv" \
-  "21_fp8_fused_epilogue:$small:$ncu/default_21_fp8_fused_epilogue.csv" ||
-  fail "fp8_kernel_times.py on the committed printouts"
-cmp -s "$scratch/kernel_times.csv" "$root/docs/results/fp8/kernel_times.csv" ||
-  fail "fp8_kernel_times.py: $(diff "$scratch/kernel_times.csv" "$root/docs/results/fp8/kernel_times.csv" | head -3)"
-update=$root/docs/results/fp8/weight_update
-python3 "$root/maint/fp8_kernel_times.py" "$scratch/update_times.csv" \
-  "22_fp8_swap_ab:$big:$update/ncu/b256_22_fp8_swap_ab.csv" \
-  "23_fp8_weight_update:$big:$update/ncu/b256_23_fp8_weight_update.csv" \
-  "22_fp8_swap_ab:$small:$update/ncu/default_22_fp8_swap_ab.csv" \
-  "23_fp8_weight_update:$small:$update/ncu/default_23_fp8_weight_update.csv" ||
-  fail "fp8_kernel_times.py on chapter 23's printouts"
-cmp -s "$scratch/update_times.csv" "$update/kernel_times.csv" ||
-  fail "fp8_kernel_times.py: $(diff "$scratch/update_times.csv" "$update/kernel_times.csv" | head -3)"
+kernel_times_reproduced "$root/docs/results/fp8" \
+  "20_fp8_gemm:$big:b256_20_fp8_gemm.csv" \
+  "21_fp8_fused_epilogue:$big:b256_21_fp8_fused_epilogue.csv" \
+  "22_fp8_swap_ab:$big:b256_22_fp8_swap_ab.csv" \
+  "20_fp8_gemm:$small:default_20_fp8_gemm.csv" \
+  "21_fp8_fused_epilogue:$small:default_21_fp8_fused_epilogue.csv"
+kernel_times_reproduced "$root/docs/results/fp8/weight_update" \
+  "22_fp8_swap_ab:$big:b256_22_fp8_swap_ab.csv" \
+  "23_fp8_weight_update:$big:b256_23_fp8_weight_update.csv" \
+  "22_fp8_swap_ab:$small:default_22_fp8_swap_ab.csv" \
+  "23_fp8_weight_update:$small:default_23_fp8_weight_update.csv"
 head -n 20 "$ncu/b256_20_fp8_gemm.csv" > "$scratch/short.csv"
 output=$(python3 "$root/maint/fp8_kernel_times.py" "$scratch/none.csv" \
   "20_fp8_gemm:$big:$scratch/short.csv" 2>&1) && fail "fp8_kernel_times.py took a printout without a whole step"
