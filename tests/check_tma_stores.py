@@ -26,7 +26,8 @@ an EXIT after its stores): its exits are not checked.
 
 Each kernel named must name a function with at least one UTMASTG, so the check cannot pass by
 finding none. By default, the weight updates as a --kernel (chapter 14's, and chapter 23's
-fp8_weight_update_kernel, whose name holds it) and the tile loops of chapters 10 and 11 as
+fp8_weight_update_kernel, whose name holds it: its stores sit in a loop, but each is waited for
+before the loop goes on, so the walk sees every wait) and the tile loops of chapters 10 and 11 as
 --loop-kernels, wherever the binary has them, and at least one TMA store among them. Exit 77
 (SKIP) without cuobjdump or without sm_90a machine code; 1 with one line per fault.
 """

@@ -454,9 +454,15 @@ int main(int argc, char** argv) {
     check_weight_update(Path::kSeparate, s[0], s[1], s[2], 23 + s[1]);
     check_weight_update(Path::kFused, s[0], s[1], s[2], 23 + s[1]);
   }
-  // Chapter 23's: one K tile and two, the second partial; tails of both tile sides; N < 64.
-  for (const auto& s :
-       {std::array<int, 3>{512, 784, 32}, {1040, 784, 256}, {208, 48, 144}, {8192, 96, 256}}) {
+  // Chapter 23's: one K tile and two, the second partial; tails of both tile sides; N < 64; more
+  // tiles than the blocks that run at once hold in their two buffers (a block's third tile and
+  // on: a buffer refilled, its barrier's second phase), at one K tile and at two.
+  for (const auto& s : {std::array<int, 3>{512, 784, 32},
+                        {1040, 784, 256},
+                        {208, 48, 144},
+                        {8192, 96, 256},
+                        {4112, 784, 32},
+                        {4096, 1040, 256}}) {
     check_weight_update(Path::kTmaUpdate, s[0], s[1], s[2], 29 + s[1]);
   }
   return testing::finish("gemm_fp8");
