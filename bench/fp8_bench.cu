@@ -1,5 +1,5 @@
-// Times the FP8 GEMMs of chapters/20_fp8_gemm and 22_fp8_swap_ab against cuBLASLt's FP8 matmul
-// (e4m3 in, fp32 out) in the same process, interleaved (interleaved.cuh).
+// Times the FP8 GEMMs of chapters/20_fp8_gemm, 22_fp8_swap_ab and 24_fp8_two_parts against
+// cuBLASLt's FP8 matmul (e4m3 in, fp32 out) in the same process, interleaved (interleaved.cuh).
 //   bench_gemm_fp8 [--csv FILE] [--only PREFIX]
 // The cases: the squares 4096^3 and 8192^3, and the hidden layers' products of a training step at
 // batch 256 ("b256 h8192 L2 forward", ...). On the squares the promoted kernel is also timed
@@ -20,6 +20,7 @@
 
 #include "20_fp8_gemm/fp8_gemm.cuh"
 #include "22_fp8_swap_ab/fp8_swap_ab.cuh"
+#include "24_fp8_two_parts/fp8_two_parts.cuh"
 #include "cublaslt_fp8.cuh"
 #include "cuda_check.cuh"
 #include "event_timing.cuh"
@@ -211,9 +212,12 @@ int run(int argc, char** argv) {
       } else if (csv) {
         csv << ",,,,,\n";
       }
-      if (promoted && cs.m <= swap_ab::kMaxBatch) {  // the skinny products' kernel as well
+      if (promoted && cs.m <= swap_ab::kMaxBatch) {  // the skinny products' kernels as well
         time_against_cublaslt("swap_ab",
                               [&] { fp8_swap_ab::launch_fp8_swap_ab(problem, store, stream); });
+        if (csv) csv << ",,,,,\n";
+        time_against_cublaslt("two_parts",
+                              [&] { fp8_two_parts::launch_fp8_two_parts(problem, store, stream); });
         if (csv) csv << ",,,,,\n";
       }
     }

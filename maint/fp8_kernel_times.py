@@ -63,7 +63,7 @@ def roles(kernels, hidden):
         if name.startswith("gather_inputs_kernel"):
             role = "gather the batch, quantised"
         elif any(k in name for k in ("fp8_gemm_kernel", "fp8_swap_ab_kernel",
-                                      "fp8_weight_update_kernel")):
+                                      "fp8_weight_update_kernel", "fp8_two_parts_kernel")):
             last_product, last_layer = todo.pop(0)
             update = "weight gradient" in last_product
             role = last_product

@@ -99,11 +99,12 @@ refused ".*process_1.csv has no interleaved timing" TIMING=chapter "${runs[@]}"
 refused "argument --processes" "${runs[@]}" --processes 0
 # bench/fp8_median.py gives the committed FP8 median from the committed processes, byte for byte,
 # and refuses a process CSV it cannot read with one line.
-fp8=$root/docs/results/fp8/bench
-python3 "$root/bench/fp8_median.py" "$scratch/fp8_median.csv" "$fp8"/process_{1,2,3}.csv ||
-  fail "fp8_median.py on the committed processes"
-cmp -s "$scratch/fp8_median.csv" "$fp8/median.csv" ||
-  fail "fp8_median.py: $(diff "$scratch/fp8_median.csv" "$fp8/median.csv" | head -3)"
+for fp8 in "$root"/docs/results/fp8/bench "$root"/docs/results/fp8/two_parts/bench; do
+  python3 "$root/bench/fp8_median.py" "$scratch/fp8_median.csv" "$fp8"/process_{1,2,3}.csv ||
+    fail "fp8_median.py on the committed processes of $fp8"
+  cmp -s "$scratch/fp8_median.csv" "$fp8/median.csv" ||
+    fail "fp8_median.py: $(diff "$scratch/fp8_median.csv" "$fp8/median.csv" | head -3)"
+done
 output=$(python3 "$root/bench/fp8_median.py" "$scratch/none.csv" "$scratch/missing.csv" 2>&1) &&
   fail "fp8_median.py took a missing CSV"
 [ "$(grep -c '^error: ' <<<"$output")" -eq 1 ] || fail "fp8_median.py on a missing CSV: $output"
@@ -132,6 +133,11 @@ kernel_times_reproduced "$root/docs/results/fp8/weight_update" \
   "23_fp8_weight_update:$big:b256_23_fp8_weight_update.csv" \
   "22_fp8_swap_ab:$small:default_22_fp8_swap_ab.csv" \
   "23_fp8_weight_update:$small:default_23_fp8_weight_update.csv"
+kernel_times_reproduced "$root/docs/results/fp8/two_parts" \
+  "23_fp8_weight_update:$big:b256_23_fp8_weight_update.csv" \
+  "24_fp8_two_parts:$big:b256_24_fp8_two_parts.csv" \
+  "23_fp8_weight_update:$small:default_23_fp8_weight_update.csv" \
+  "24_fp8_two_parts:$small:default_24_fp8_two_parts.csv"
 head -n 20 "$ncu/b256_20_fp8_gemm.csv" > "$scratch/short.csv"
 output=$(python3 "$root/maint/fp8_kernel_times.py" "$scratch/none.csv" \
   "20_fp8_gemm:$big:$scratch/short.csv" 2>&1) && fail "fp8_kernel_times.py took a printout without a whole step"

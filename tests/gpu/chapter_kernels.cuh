@@ -90,7 +90,7 @@ const ChapterKernels kChapterKernels[] = {
     {"19_on_chip", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel",
      "mnist::step_tile::persistent_training_kernel", "mnist::on_chip::on_chip_training_kernel"},
-    // 20-23: chapter 14's GEMMs for the products the trainer launches (the fp16 steps,
+    // 20-24: chapter 14's GEMMs for the products the trainer launches (the fp16 steps,
     // evaluation); their FP8 step is many kernels a step, checked by test_training_fp8.
     {"20_fp8_gemm", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
      "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel"},
@@ -100,6 +100,8 @@ const ChapterKernels kChapterKernels[] = {
      "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel"},
     {"23_fp8_weight_update", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr,
      false, "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel"},
+    {"24_fp8_two_parts", "mnist::split_k_in_kernel::swap_ab_split_k_gemm_kernel", nullptr, false,
+     "mnist::swap_ab::swap_ab_gemm_kernel", "mnist::weight_update::weight_update_kernel"},
 };
 // What chapters 07-10 fall back to, and what the skinny-product chapters fall back to.
 const ChapterKernels& kChapter06 = kChapterKernels[5];

@@ -1,10 +1,11 @@
-// The FP8 GEMMs (chapters 20-23) against float64: random inputs of several binades, quantised to
+// The FP8 GEMMs (chapters 20-24) against float64: random inputs of several binades, quantised to
 // e4m3 with a per-tensor power-of-two scale as the trainer would, multiplied on the GPU, compared
 // with the float64 product of the very values the codes stand for. Shapes: M = 1, primes, N = 10,
 // K = 784, tails of every tile; chapter 20's kernel promoting its sums and accumulating in the
-// tensor cores, chapter 22's. Every element of C is poisoned (NaN) first. Then the epilogues that
-// quantise, each way the chapters compute them: chapter 20's C through the step's
-// finish_fp8_kernel, chapter 21's fused epilogues, chapter 22's; the weight update, chapter 23's.
+// tensor cores, chapter 22's and chapter 24's. Every element of C is poisoned (NaN) first. Then
+// the epilogues that quantise, each way the chapters compute them: chapter 20's C through the
+// step's finish_fp8_kernel, chapter 21's fused epilogues, chapter 22's, chapter 24's; the weight
+// update, chapter 23's.
 //   test_gemm_fp8 [sweep]   sweep: the error as K grows, with and without promotion: the largest
 //                           against sum |ab| and against the bound, and ||C - ref|| / ||ref||
 // The tolerance: a product of two e4m3 values is exact, so all error is in the sums. The test
@@ -25,6 +26,7 @@
 #include "21_fp8_fused_epilogue/fused_epilogue.cuh"
 #include "22_fp8_swap_ab/fp8_swap_ab.cuh"
 #include "23_fp8_weight_update/fp8_weight_update.cuh"
+#include "24_fp8_two_parts/fp8_two_parts.cuh"
 #include "check.hpp"
 #include "cuda_check.cuh"
 #include "fp8.hpp"
@@ -60,8 +62,9 @@ Quantised quantise(int rows, int k, SplitMix64& rng) {
 }
 
 // The GEMM on the device: C (m x n, fp32) for e4m3 codes A (m x k) and B (n x k).
-// kSwapAb: the skinny products' kernel (fp8_swap_ab.cuh, promoted), else fp8_gemm.cuh's.
-template <bool kPromote, bool kSwapAb = false>
+// kSwapAb: the skinny products' kernel (fp8_swap_ab.cuh, promoted), with kTwoParts chapter 24's
+// (fp8_two_parts.cuh); else fp8_gemm.cuh's.
+template <bool kPromote, bool kSwapAb = false, bool kTwoParts = false>
 std::vector<float> multiply(int m, int n, int k, const std::vector<uint8_t>& a,
                             const std::vector<uint8_t>& b, const float (&scales)[2]) {
   uint8_t *d_a, *d_b;
@@ -77,7 +80,9 @@ std::vector<float> multiply(int m, int n, int k, const std::vector<uint8_t>& a,
   const Fp8Problem problem{m, n, k, d_a, d_b, d_scales, d_scales + 1};
   Fp8Epilogue store;
   store.c = d_c;
-  if constexpr (kSwapAb) {
+  if constexpr (kTwoParts) {
+    fp8_two_parts::launch_fp8_two_parts(problem, store, nullptr);
+  } else if constexpr (kSwapAb) {
     fp8_swap_ab::launch_fp8_swap_ab(problem, store, nullptr);
   } else {
     fp8_gemm::launch_fp8_cluster_gemm<kPromote>(problem, store, nullptr);
@@ -125,13 +130,13 @@ struct Error {
   long not_finite = 0;
 };
 
-template <bool kPromote, bool kSwapAb = false>
+template <bool kPromote, bool kSwapAb = false, bool kTwoParts = false>
 Error run(int m, int n, int k, int bits, uint64_t seed) {
   constexpr int kTerms = fp8_gemm::kFp8WgmmaK + 1;
   SplitMix64 rng(seed);
   const Quantised a = quantise(m, k, rng), b = quantise(n, k, rng);
   const std::vector<float> c =
-      multiply<kPromote, kSwapAb>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
+      multiply<kPromote, kSwapAb, kTwoParts>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
   const double scale = double(a.unscale) * b.unscale, cut = std::ldexp(1.0, -bits);
   Error e;
   for (int i = 0; i < m; ++i) {
@@ -174,15 +179,17 @@ Error run(int m, int n, int k, int bits, uint64_t seed) {
 
 // Where a quantising epilogue runs: chapter 20's kernel storing C, then the step's
 // finish_fp8_kernel (launch_fp8_separately); chapter 21's fused epilogues; chapter 22's swap AB;
-// chapter 23's weight update through shared memory (kUpdate only).
-enum class Path { kSeparate, kFused, kSwapAb, kTmaUpdate };
+// chapter 23's weight update through shared memory (kUpdate only); chapter 24's two parts.
+enum class Path { kSeparate, kFused, kSwapAb, kTmaUpdate, kTwoParts };
 const char* const kPathNames[] = {"C then finish_fp8_kernel, ", "fused, ", "swap AB, ",
-                                  "TMA update, "};
+                                  "TMA update, ", "two parts, "};
 
 // An FP8 product with a quantising epilogue, along `path`; c: m x n floats for kSeparate's C.
 void launch_along(Path path, const Fp8Problem& problem, const Fp8Epilogue& epilogue, float* c) {
   if (path == Path::kSwapAb) {
     fp8_swap_ab::launch_fp8_swap_ab(problem, epilogue, nullptr);
+  } else if (path == Path::kTwoParts) {
+    fp8_two_parts::launch_fp8_two_parts(problem, epilogue, nullptr);
   } else if (path == Path::kTmaUpdate) {
     fp8_weight_update::launch_fp8_weight_update(problem, epilogue, nullptr);
   } else if (path == Path::kFused || epilogue.kind == Fp8EpilogueKind::kBiasRelu) {
@@ -201,7 +208,7 @@ void check_quantised_output(Path path, int m, int n, int k, bool backward, uint6
   SplitMix64 rng(seed);
   const Quantised a = quantise(m, k, rng), b = quantise(n, k, rng);
   const std::vector<float> c =
-      path == Path::kSwapAb
+      path == Path::kSwapAb || path == Path::kTwoParts  // chapter 24's sums are chapter 22's
           ? multiply<true, true>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale})
           : multiply<true>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
   const int t_pitch = (m + 15) / 16 * 16 + 16;
@@ -417,19 +424,23 @@ int main(int argc, char** argv) {
   // m, n, k: M = 1, N = 10, K = 784, primes past every tile, whole tiles, a long K, more pairs
   // of tiles (9 x 17) than an H100 runs clusters at once, so that a block computes several, and,
   // for swap AB, more weight rows than 128-wide batch tiles fit at once: a 256-wide batch tile,
-  // promoted in two chunks.
-  const int shapes[][3] = {{1, 10, 784},      {17, 31, 48},    {128, 192, 128},    {129, 193, 272},
-                           {257, 385, 784},   {131, 10, 1040}, {1000, 1000, 1024}, {512, 576, 8192},
-                           {2049, 4100, 144}, {32, 1000, 784}, {256, 4100, 2048},  {100, 8192, 272},
-                           {200, 17000, 272}};
+  // promoted in two chunks (chapter 24 hands it to chapter 22's kernel). K tiles from 1 to 4, 7,
+  // 9, 16 and 64: chapter 24's loop of two K tiles and each end of it.
+  const int shapes[][3] = {
+      {1, 10, 784},      {17, 31, 48},    {128, 192, 128},    {129, 193, 272},
+      {257, 385, 784},   {131, 10, 1040}, {1000, 1000, 1024}, {512, 576, 8192},
+      {2049, 4100, 144}, {32, 1000, 784}, {256, 4100, 2048},  {100, 8192, 272},
+      {200, 17000, 272}, {64, 300, 256},  {96, 520, 512},     {256, 1040, 8192}};
   for (const auto& s : shapes) {
-    for (const int kernel : {0, 1, 2}) {  // promoted, in the tensor cores, swap AB (promoted)
-      if (kernel == 2 && s[0] > swap_ab::kMaxBatch) continue;
+    // promoted, in the tensor cores, swap AB (promoted), two parts (promoted)
+    for (const int kernel : {0, 1, 2, 3}) {
+      if (kernel >= 2 && s[0] > swap_ab::kMaxBatch) continue;
       const uint64_t seed = 7 + s[0] * 31 + s[2];
       const Error e = kernel == 0   ? run<true>(s[0], s[1], s[2], bits, seed)
                       : kernel == 1 ? run<false>(s[0], s[1], s[2], bits_unpromoted, seed)
-                                    : run<true, true>(s[0], s[1], s[2], bits, seed);
-      const char* name[] = {"promoted ", "in the tensor cores ", "swap AB "};
+                      : kernel == 2 ? run<true, true>(s[0], s[1], s[2], bits, seed)
+                                    : run<true, true, true>(s[0], s[1], s[2], bits, seed);
+      const char* name[] = {"promoted ", "in the tensor cores ", "swap AB ", "two parts "};
       const std::string what = std::string(name[kernel]) + std::to_string(s[0]) + " x " +
                                std::to_string(s[1]) + " x " + std::to_string(s[2]) +
                                ": worst error " + std::to_string(e.worst_ratio) +
@@ -442,7 +453,7 @@ int main(int argc, char** argv) {
   // The quantising epilogue: odd and even batches, a tail of every tile, N = 10.
   for (const auto& s : {std::array<int, 3>{32, 1000, 784}, {255, 4100, 272}, {7, 10, 48}}) {
     for (const bool backward : {false, true}) {
-      for (const Path path : {Path::kSeparate, Path::kFused, Path::kSwapAb}) {
+      for (const Path path : {Path::kSeparate, Path::kFused, Path::kSwapAb, Path::kTwoParts}) {
         check_quantised_output(path, s[0], s[1], s[2], backward, 11 + s[0]);
       }
     }

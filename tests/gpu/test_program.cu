@@ -48,7 +48,7 @@ constexpr double kStepLossTolerance = 1e-3;
 // Largest |program test loss - reference test loss|: the same arithmetic over 100 rows, which
 // average their gaps; the CSV's digits again.
 constexpr double kTestLossTolerance = 1e-4;
-// Where the steps multiply fp8 copies (chapters 20-23): a value that rounds to the other e4m3 code
+// Where the steps multiply fp8 copies (chapters 20-24): a value that rounds to the other e4m3 code
 // moves the steps after it, so the gap grows with the steps. Measured on the H200: 2e-6 at step
 // 1, 1.9e-3 at step 10, test losses 3.0e-4 and 2.2e-4 apart, the same images right; the control
 // 0.14 away. The accuracy may differ by an image.
@@ -164,7 +164,7 @@ int main(int argc, char** argv) {
 
     const uint64_t seed = std::stoull(kSeed);
     const ModelParams init = init_params(parse_layer_sizes(kLayers), seed);
-    // The program's default launch; where it multiplies fp8 copies (chapters 20-23), the reference
+    // The program's default launch; where it multiplies fp8 copies (chapters 20-24), the reference
     // quantises as it does, after the same warm-up step on the first rows.
     const bool fp8 =
         chapter_steps_use_fp8() && step_launch_for(init.sizes, kBatch) == StepLaunch::kPersistent;

@@ -119,7 +119,7 @@ void print_gaps(const char* label, const std::vector<float>& gpu,
 // The chapter's own way of launching the steps of a model (the trainer program's default): from
 // chapter 16 on, many steps per launch where the chapter takes the model. The tests here follow
 // the fp16 reference (kMirrorGpu): a chapter whose many-step launch multiplies fp8 copies
-// (chapters 20-23, test_training_fp8) is checked here on its step-by-step launch.
+// (chapters 20-24, test_training_fp8) is checked here on its step-by-step launch.
 StepLaunch chapter_launch(const ModelParams& init, int batch) {
   if (chapter_steps_use_fp8()) return step_launch_for(init.sizes, batch, StepLaunch::kGraph);
   return step_launch_for(init.sizes, batch);
