@@ -17,6 +17,14 @@ newest reading another stage) before any HGMMA, and before the back edge of any 
 it unless each pass of the loop waits for 0 after its last HGMMA (the stage of a loop's last group
 is given back after a wait for 0).
 
+A wait orders only the warp that waits after its wgmmas; another warp may still be ahead of its
+own wait. So in a kernel whose stores after the wgmmas reuse an operand's tile (REUSES_OPERANDS:
+chapter 23's codes take K tile 0's place), each shared-memory store (STS) must be preceded,
+looking back in address order, by a block barrier (BAR.SYNC) before any HGMMA. Other kernels
+store into places of their own (chapter 14's masters and copies) and need no barrier there. No
+run showed this one missing either: deleting chapter 23's barrier passed every test, plain and
+stressed.
+
 Exit 77 (SKIP) without cuobjdump or without sm_90a machine code; 1 with one line per fault, or
 where no function with HGMMA gives a stage back, so the check cannot pass by finding none.
 """
@@ -30,6 +38,9 @@ from check_fences import functions, read_sass  # noqa: E402
 
 HAND_BACK = re.compile(r"^(SYNCS\.ARRIVE\.TRANS64(\.RED)?\.A1T0|BAR\.SYNC)\b")
 HGMMA = re.compile(r"^[HQ]GMMA\b")  # QGMMA: an FP8 wgmma
+REUSES_OPERANDS = ("fp8_weight_update_kernel",)  # names as cuobjdump prints them, in part
+STORE = re.compile(r"^(@!?U?P[T0-9]+\s+)?STS\b")
+BARRIER = re.compile(r"^BAR\.SYNC\b")
 WAIT = re.compile(r"^WARPGROUP\.DEPBAR\.LE gsb0, 0x([0-9a-f]+)")
 BRANCH = re.compile(r"^BRA(?:\.[A-Z.]+)? 0x([0-9a-f]+)")
 
@@ -63,6 +74,17 @@ def fault(body, i):
     return None
 
 
+def unbarriered(body, i):
+    """Why shared-memory store i may overwrite another warp's wgmma operands, or None."""
+    for j in range(i - 1, -1, -1):
+        address, text = body[j]
+        if BARRIER.match(text):
+            return None
+        if HGMMA.match(text):
+            return f"after HGMMA at {address:#x} with no block barrier between"
+    return None
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("binary")
@@ -70,7 +92,7 @@ def main():
     sass, status = read_sass(args.binary)
     if sass is None:
         return status
-    failures = checked = 0
+    failures = checked = stores = 0
     for name, body in functions(sass, addresses=True):
         if not any(HGMMA.match(text) for _, text in body):
             continue
@@ -78,13 +100,19 @@ def main():
             if HAND_BACK.match(text):
                 checked += 1
                 why = fault(body, i)
-                if why:
-                    print(f"FAIL {name}: {address:#x} {text}: {why}")
-                    failures += 1
+            elif STORE.match(text) and any(k in name for k in REUSES_OPERANDS):
+                stores += 1
+                why = unbarriered(body, i)
+            else:
+                continue
+            if why:
+                print(f"FAIL {name}: {address:#x} {text}: {why}")
+                failures += 1
     if checked == 0:
         print("FAIL no function with HGMMA hands a stage back: nothing checked")
         failures += 1
-    print(f"wgmma_waits {os.path.basename(args.binary)}: {checked} hand-backs, {failures} failed")
+    print(f"wgmma_waits {os.path.basename(args.binary)}: {checked} hand-backs, {stores} stores "
+          f"behind a barrier, {failures} failed")
     return 1 if failures else 0
 
 
