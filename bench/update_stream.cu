@@ -26,8 +26,8 @@ namespace {
 constexpr int kRepeats = 21;
 constexpr int kThreads = 256;
 
-// Four weights a thread: master -= lr * master (a stand-in for the gradient), then two bytes of
-// each new value for w and w_t.
+// Four weights a thread: master -= lr * master (a stand-in for the gradient), then a byte of each
+// new value (its top byte, a stand-in for its e4m3 code) into w and into w_t.
 __global__ void update_stream_kernel(float4* master, uint32_t* w, uint32_t* w_t, size_t count4,
                                      float learning_rate) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count4;
