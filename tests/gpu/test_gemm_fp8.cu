@@ -61,10 +61,13 @@ Quantised quantise(int rows, int k, SplitMix64& rng) {
   return q;
 }
 
+// The kernels that store C: chapter 20's, promoted or with its sums in the tensor cores; chapter
+// 22's skinny products (fp8_swap_ab.cuh, promoted); chapter 24's two parts (fp8_two_parts.cuh).
+enum class Kernel { kPromoted, kInTensorCores, kSwapAb, kTwoParts };
+const char* const kKernelNames[] = {"promoted ", "in the tensor cores ", "swap AB ", "two parts "};
+
 // The GEMM on the device: C (m x n, fp32) for e4m3 codes A (m x k) and B (n x k).
-// kSwapAb: the skinny products' kernel (fp8_swap_ab.cuh, promoted), with kTwoParts chapter 24's
-// (fp8_two_parts.cuh); else fp8_gemm.cuh's.
-template <bool kPromote, bool kSwapAb = false, bool kTwoParts = false>
+template <Kernel kKernel>
 std::vector<float> multiply(int m, int n, int k, const std::vector<uint8_t>& a,
                             const std::vector<uint8_t>& b, const float (&scales)[2]) {
   uint8_t *d_a, *d_b;
@@ -80,12 +83,12 @@ std::vector<float> multiply(int m, int n, int k, const std::vector<uint8_t>& a,
   const Fp8Problem problem{m, n, k, d_a, d_b, d_scales, d_scales + 1};
   Fp8Epilogue store;
   store.c = d_c;
-  if constexpr (kTwoParts) {
+  if constexpr (kKernel == Kernel::kTwoParts) {
     fp8_two_parts::launch_fp8_two_parts(problem, store, nullptr);
-  } else if constexpr (kSwapAb) {
+  } else if constexpr (kKernel == Kernel::kSwapAb) {
     fp8_swap_ab::launch_fp8_swap_ab(problem, store, nullptr);
   } else {
-    fp8_gemm::launch_fp8_cluster_gemm<kPromote>(problem, store, nullptr);
+    fp8_gemm::launch_fp8_cluster_gemm<kKernel == Kernel::kPromoted>(problem, store, nullptr);
   }
   CUDA_CHECK(cudaDeviceSynchronize());
   std::vector<float> c(size_t(m) * n);
@@ -100,7 +103,7 @@ std::vector<float> multiply(int m, int n, int k, const std::vector<uint8_t>& a,
 // How many bits below its largest term the tensor cores keep of a sum: C = 256 + 2^(8 - j) for
 // j = 9 .. 23 (fp32 holds them all; 16 x 16 and 2^-9 x 2^(17 - j), all exact e4m3 products).
 // Returns the largest j whose small term survives, with every smaller j surviving too.
-template <bool kPromote>
+template <Kernel kKernel>
 int kept_bits() {
   constexpr int kFirst = 9, kLast = kFloatMantissaBits, n = kLast - kFirst + 1,
                 k = fp8_gemm::kFp8TileK;
@@ -111,7 +114,7 @@ int kept_bits() {
     b[size_t(j - kFirst) * k] = encode_fp8<E4m3>(16.0f);
     b[size_t(j - kFirst) * k + 1] = encode_fp8<E4m3>(std::ldexp(1.0f, 17 - j));
   }
-  const std::vector<float> c = multiply<kPromote>(1, n, k, a, b, {1.0f, 1.0f});
+  const std::vector<float> c = multiply<kKernel>(1, n, k, a, b, {1.0f, 1.0f});
   int kept = kFirst - 1;
   for (int j = kFirst; j <= kLast && c[j - kFirst] == 256.0f + std::ldexp(1.0f, 8 - j); ++j) {
     kept = j;
@@ -130,13 +133,13 @@ struct Error {
   long not_finite = 0;
 };
 
-template <bool kPromote, bool kSwapAb = false, bool kTwoParts = false>
+template <Kernel kKernel>
 Error run(int m, int n, int k, int bits, uint64_t seed) {
+  constexpr bool kPromote = kKernel != Kernel::kInTensorCores;
   constexpr int kTerms = fp8_gemm::kFp8WgmmaK + 1;
   SplitMix64 rng(seed);
   const Quantised a = quantise(m, k, rng), b = quantise(n, k, rng);
-  const std::vector<float> c =
-      multiply<kPromote, kSwapAb, kTwoParts>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
+  const std::vector<float> c = multiply<kKernel>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
   const double scale = double(a.unscale) * b.unscale, cut = std::ldexp(1.0, -bits);
   Error e;
   for (int i = 0; i < m; ++i) {
@@ -177,6 +180,21 @@ Error run(int m, int n, int k, int bits, uint64_t seed) {
   return e;
 }
 
+// run<kernel>, the kernel chosen at run time.
+Error run_kernel(Kernel kernel, int m, int n, int k, int bits, uint64_t seed) {
+  switch (kernel) {
+    case Kernel::kPromoted:
+      return run<Kernel::kPromoted>(m, n, k, bits, seed);
+    case Kernel::kInTensorCores:
+      return run<Kernel::kInTensorCores>(m, n, k, bits, seed);
+    case Kernel::kSwapAb:
+      return run<Kernel::kSwapAb>(m, n, k, bits, seed);
+    case Kernel::kTwoParts:
+      break;
+  }
+  return run<Kernel::kTwoParts>(m, n, k, bits, seed);
+}
+
 // Where a quantising epilogue runs: chapter 20's kernel storing C, then the step's
 // finish_fp8_kernel (launch_fp8_separately); chapter 21's fused epilogues; chapter 22's swap AB;
 // chapter 23's weight update through shared memory (kUpdate only); chapter 24's two parts.
@@ -209,8 +227,8 @@ void check_quantised_output(Path path, int m, int n, int k, bool backward, uint6
   const Quantised a = quantise(m, k, rng), b = quantise(n, k, rng);
   const std::vector<float> c =
       path == Path::kSwapAb || path == Path::kTwoParts  // chapter 24's sums are chapter 22's
-          ? multiply<true, true>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale})
-          : multiply<true>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
+          ? multiply<Kernel::kSwapAb>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale})
+          : multiply<Kernel::kPromoted>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
   const int t_pitch = (m + 15) / 16 * 16 + 16;
   std::vector<float> bias(n);
   for (float& x : bias) x = 2 * rng.uniform01() - 1;
@@ -319,7 +337,8 @@ void check_quantised_output(Path path, int m, int n, int k, bool backward, uint6
 void check_weight_update(Path path, int m, int n, int k, uint64_t seed) {
   SplitMix64 rng(seed);
   const Quantised a = quantise(m, k, rng), b = quantise(n, k, rng);
-  const std::vector<float> dw = multiply<true>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
+  const std::vector<float> dw =
+      multiply<Kernel::kPromoted>(m, n, k, a.codes, b.codes, {a.unscale, b.unscale});
   constexpr float kLearningRate = 0.05f;
   std::vector<float> master(size_t(m) * n), want(master.size());
   float largest = 0.0f;
@@ -404,7 +423,8 @@ int main(int argc, char** argv) {
   if (properties.major != 9 || properties.minor != 0) {
     return testing::skip("gemm_fp8", "FP8 wgmma needs an sm_90a GPU (H100/H200)");
   }
-  const int bits = kept_bits<true>(), bits_unpromoted = kept_bits<false>();
+  const int bits = kept_bits<Kernel::kPromoted>(),
+            bits_unpromoted = kept_bits<Kernel::kInTensorCores>();
   std::printf("the tensor cores keep %d bits below a sum's largest term (%d without promotion)\n",
               bits, bits_unpromoted);
   if (argc > 1 && std::string(argv[1]) == "sweep") {
@@ -412,7 +432,8 @@ int main(int argc, char** argv) {
         "k,worst_promoted,worst_unpromoted,bound_ratio_promoted,bound_ratio_unpromoted,"
         "norm_promoted,norm_unpromoted\n");
     for (int k = 128; k <= 65536; k *= 2) {
-      const Error p = run<true>(256, 192, k, bits, k), u = run<false>(256, 192, k, bits, k);
+      const Error p = run<Kernel::kPromoted>(256, 192, k, bits, k),
+                  u = run<Kernel::kInTensorCores>(256, 192, k, bits, k);
       const auto norm = [](const Error& e) {
         return std::sqrt(e.squared_error / e.squared_reference);
       };
@@ -432,17 +453,15 @@ int main(int argc, char** argv) {
       {2049, 4100, 144}, {32, 1000, 784}, {256, 4100, 2048},  {100, 8192, 272},
       {200, 17000, 272}, {64, 300, 256},  {96, 520, 512},     {256, 1040, 8192}};
   for (const auto& s : shapes) {
-    // promoted, in the tensor cores, swap AB (promoted), two parts (promoted)
-    for (const int kernel : {0, 1, 2, 3}) {
-      if (kernel >= 2 && s[0] > swap_ab::kMaxBatch) continue;
+    for (const Kernel kernel :
+         {Kernel::kPromoted, Kernel::kInTensorCores, Kernel::kSwapAb, Kernel::kTwoParts}) {
+      const bool skinny = kernel == Kernel::kSwapAb || kernel == Kernel::kTwoParts;
+      if (skinny && s[0] > swap_ab::kMaxBatch) continue;
       const uint64_t seed = 7 + s[0] * 31 + s[2];
-      const Error e = kernel == 0   ? run<true>(s[0], s[1], s[2], bits, seed)
-                      : kernel == 1 ? run<false>(s[0], s[1], s[2], bits_unpromoted, seed)
-                      : kernel == 2 ? run<true, true>(s[0], s[1], s[2], bits, seed)
-                                    : run<true, true, true>(s[0], s[1], s[2], bits, seed);
-      const char* name[] = {"promoted ", "in the tensor cores ", "swap AB ", "two parts "};
-      const std::string what = std::string(name[kernel]) + std::to_string(s[0]) + " x " +
-                               std::to_string(s[1]) + " x " + std::to_string(s[2]) +
+      const Error e = run_kernel(kernel, s[0], s[1], s[2],
+                                 kernel == Kernel::kInTensorCores ? bits_unpromoted : bits, seed);
+      const std::string what = std::string(kKernelNames[int(kernel)]) + std::to_string(s[0]) +
+                               " x " + std::to_string(s[1]) + " x " + std::to_string(s[2]) +
                                ": worst error " + std::to_string(e.worst_ratio) +
                                " of its bound, " + std::to_string(e.worst_relative) +
                                " of sum |ab|, not finite " + std::to_string(e.not_finite);
