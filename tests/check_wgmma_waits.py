@@ -112,7 +112,7 @@ def main():
         print("FAIL no function with HGMMA hands a stage back: nothing checked")
         failures += 1
     print(f"wgmma_waits {os.path.basename(args.binary)}: {checked} hand-backs, {stores} stores "
-          f"behind a barrier, {failures} failed")
+          f"checked for a barrier, {failures} failed")
     return 1 if failures else 0
 
 
