@@ -247,11 +247,7 @@ void launch_tile_scheduler(const GemmProblem& p, cudaStream_t stream) {
 
 // Chapter 10's GEMM: this kernel where tma_kernel_takes the product, chapter 06's elsewhere. The
 // chapters after it send it the products their own kernels leave.
-inline void launch_tile_scheduler_or_fall_back(const GemmProblem& p, cudaStream_t stream) {
-  launch_or_fall_back(p, stream, [&](auto op_a, auto op_b, auto kind) {
-    launch_tile_scheduler<decltype(op_a)::value, decltype(op_b)::value, decltype(kind)::value>(
-        p, stream);
-  });
-}
+// Compiled once, in persistent_gemm.cu (chapters/meson.build).
+void launch_tile_scheduler_or_fall_back(const GemmProblem& p, cudaStream_t stream);
 
 }  // namespace mnist::tile_scheduler

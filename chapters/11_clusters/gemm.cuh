@@ -304,10 +304,9 @@ void launch_clusters(const GemmProblem& p, cudaStream_t stream) {
   CUDA_CHECK(cudaLaunchKernelEx(&launch.config, kernel, maps.a, maps.b, map_c, store_by_tma, p));
 }
 
-inline void launch_gemm(const GemmProblem& p, cudaStream_t stream) {
-  launch_or_fall_back(p, stream, [&](auto op_a, auto op_b, auto kind) {
-    launch_clusters<decltype(op_a)::value, decltype(op_b)::value, decltype(kind)::value>(p, stream);
-  });
-}
+// Chapter 11's GEMM: this kernel where tma_kernel_takes the product, chapter 06's elsewhere.
+// Compiled once, in gemm.cu (chapters/meson.build): the FP8 chapters include this file for the
+// cluster's pieces.
+void launch_gemm(const GemmProblem& p, cudaStream_t stream);
 
 }  // namespace mnist::clusters

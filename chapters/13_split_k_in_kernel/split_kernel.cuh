@@ -207,13 +207,7 @@ void launch_split_k_in_kernel(const GemmProblem& p, cudaStream_t stream) {
 
 // Chapter 13's GEMM: its kernels where chapter 12's takes the product, the square kernel elsewhere.
 // Chapter 14 sends it the products its own kernel leaves.
-inline void launch_split_k_in_kernel_or_fall_back(const GemmProblem& p, cudaStream_t stream) {
-  const bool taken =
-      launch_if_swap_ab_takes(p, [&](auto op_a, auto op_b, auto kind, auto rows, auto batch) {
-        launch_split_k_in_kernel<decltype(op_a)::value, decltype(op_b)::value,
-                                 decltype(kind)::value, rows, batch>(p, stream);
-      });
-  if (!taken) launch_square_gemm(p, stream);
-}
+// Compiled once, in split_kernel.cu (chapters/meson.build).
+void launch_split_k_in_kernel_or_fall_back(const GemmProblem& p, cudaStream_t stream);
 
 }  // namespace mnist::split_k_in_kernel

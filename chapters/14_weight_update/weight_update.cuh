@@ -252,19 +252,9 @@ void launch_weight_update(const GemmProblem& p, cudaStream_t stream) {
 }
 
 // Chapter 14's GEMM: the weight update where weight_update_takes the product, chapter 13's GEMM
-// elsewhere. Chapter 16 sends it every product outside its own kernel.
-inline void launch_weight_update_or_fall_back(const GemmProblem& p, cudaStream_t stream) {
-  bool taken = false;
-  with_epilogue_kind(p.epilogue.kind, [&](auto kind) {
-    with_operand_ops(p, [&](auto op_a, auto) {
-      constexpr EpilogueKind kKind = decltype(kind)::value;
-      if constexpr (kWeightUpdateBuilt<decltype(op_a)::value, kKind>) {
-        taken = weight_update_takes<kKind>(p);
-        if (taken) launch_weight_update<kKind>(p, stream);
-      }
-    });
-  });
-  if (!taken) split_k_in_kernel::launch_split_k_in_kernel_or_fall_back(p, stream);
-}
+// elsewhere. Chapter 16 sends it every product outside its own kernel. Compiled once, in
+// weight_update.cu: the chapters after this one hand it the products their own kernels do not
+// take, and link its kernels (chapters 06-14's) rather than compile them again.
+void launch_weight_update_or_fall_back(const GemmProblem& p, cudaStream_t stream);
 
 }  // namespace mnist::weight_update

@@ -21,9 +21,9 @@ work=$(mktemp -d)
 source "$root/tools/tile_sweep/build.sh"
 
 build() {  # variant index, overrides
-  local dir="$work/v$1"
+  local dir="$work/v$1/$chapter"  # a copy of the folder, read by its compiled-once .cu too
   mkdir -p "$dir"
-  cp "$source_file" "$dir/gemm.cuh"
+  cp "$root/chapters/$chapter"/*.cuh "$dir/"
   for override in $2; do
     local name=${override%%=*} value=${override#*=}
     grep -qE "constexpr int $name = " "$dir/gemm.cuh" || { echo "no constant $name" >"$dir/error"; return; }
@@ -37,7 +37,7 @@ build() {  # variant index, overrides
 for i in "${!variants[@]}"; do build "$i" "${variants[$i]}" & done
 wait
 for i in "${!variants[@]}"; do
-  dir="$work/v$i"
+  dir="$work/v$i/$chapter"
   echo "== $chapter ${variants[$i]:-(as committed)}"
   if [ -f "$dir/error" ]; then cat "$dir/error"; continue; fi
   echo "  ptxas: $(grep -oE 'Used [0-9]+ registers' "$dir/ptxas.txt" | sort -u | tr '\n' ' ')" \
