@@ -16,12 +16,11 @@ from pathlib import Path
 
 # A mutant's test is whole:PROGRAM for the GEMM test on every shape, stress:PROGRAM for a build
 # with -Drace_stress=true, TOOL:PROGRAM for the runs that go through compute-sanitizer's TOOL or
-# through check_fences.py, check_tma_stores.py, check_wgmma_waits.py or check_one_copy.py,
-# program:train_CHAPTER for the trainer run by its chapter's end-to-end test, else PROGRAM; a
+# through check_fences.py, check_tma_stores.py or check_wgmma_waits.py, program:train_CHAPTER for the trainer run by its chapter's end-to-end test, else PROGRAM; a
 # chapter's trainer, train_CHAPTER, counts as a program.
 CHAPTER_PROGRAM = re.compile(r"(test_gemm|test_training|test_training_fp8|train)_(\d\d_[a-z0-9_]+)")
-TOOLS = {"whole", "stress", "fences", "tma_stores", "wgmma_waits", "one_copy", "program", "memcheck",
-         "racecheck", "initcheck", "synccheck"}
+TOOLS = {"whole", "stress", "fences", "tma_stores", "wgmma_waits", "program", "memcheck", "racecheck", "initcheck",
+         "synccheck"}
 
 
 def programs_of(root: Path) -> set:

@@ -65,8 +65,7 @@ PY
 
 # run_built NAME TARGET: runs the mutant's test binary (whole:TARGET on every shape; TOOL:TARGET
 # under compute-sanitizer's TOOL, in the GEMM test's sanitize mode; fences:TARGET through
-# tests/check_fences.py, tma_stores:TARGET through tests/check_tma_stores.py, wgmma_waits:TARGET
-# and one_copy:TARGET through tests/check_wgmma_waits.py and check_one_copy.py) and writes one line
+# tests/check_fences.py, tma_stores:TARGET through tests/check_tma_stores.py) and writes one line
 # to $work/NAME.result: "caught ...", "MISSED ..." or "error: ...". A TARGET train_CHAPTER is the
 # chapter's trainer, run as tools/sanitize.sh runs it (3 steps at batch 96, hidden 64): for a race
 # in a kernel that only the trainer launches, under TOOL; program:train_CHAPTER runs the chapter's
@@ -97,9 +96,6 @@ run_built() {
     args=()
   elif [ "$tool" = wgmma_waits ]; then  # ... for the wait before each stage handed back
     runner=(python3 "$root/tests/check_wgmma_waits.py")
-    args=()
-  elif [ "$tool" = one_copy ]; then  # ... for a kernel compiled into two translation units
-    runner=(python3 "$root/tests/check_one_copy.py")
     args=()
   elif [ "$tool" = program ]; then  # the trainer end to end, run by its chapter's program test
     local checker=tests/test_program_${program#train_}  # built from lane 0's tree, restored by now
