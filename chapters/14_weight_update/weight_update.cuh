@@ -254,7 +254,7 @@ void launch_weight_update(const GemmProblem& p, cudaStream_t stream) {
 // Chapter 14's GEMM: the weight update where weight_update_takes the product, chapter 13's GEMM
 // elsewhere. Chapter 16 sends it every product outside its own kernel. Compiled once, in
 // weight_update.cu: the chapters after this one hand it the products their own kernels do not
-// take, and link its kernels (chapters 06-14's) rather than compile them again.
+// take, and link it rather than compile it again.
 void launch_weight_update_or_fall_back(const GemmProblem& p, cudaStream_t stream);
 
 }  // namespace mnist::weight_update
